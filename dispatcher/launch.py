@@ -1,0 +1,52 @@
+"""Launching one candidate on checked tensors: the only path from a choice to a kernel."""
+
+from __future__ import annotations
+
+import torch
+
+from ..kernels.base import ACTIVATIONS, Candidate, ConvCall
+from ..kernels.geometry import ConvGeometry
+from . import registry
+
+
+def _as5d(t: torch.Tensor | None, dims: int) -> torch.Tensor | None:
+    if t is None or dims == 3:
+        return t
+    return t.unsqueeze(2)
+
+
+def empty_output(x: torch.Tensor, shape: list[int], layout: str) -> torch.Tensor:
+    """Output in the input's memory format."""
+    fmt = torch.contiguous_format
+    if layout == "channels_last":
+        fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
+    return torch.empty(shape, device=x.device, dtype=x.dtype, memory_format=fmt)
+
+
+def launch(cand: Candidate, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None,
+           geom: ConvGeometry, out: torch.Tensor, *, activation: str | None = None,
+           residual: torch.Tensor | None = None) -> torch.Tensor:
+    """Run ``cand`` writing ``out`` (batched tensors of the geometry's rank)."""
+    if out.numel() == 0:
+        return out
+    call = ConvCall(
+        x=_as5d(x, geom.dims), w=_as5d(w, geom.dims), out=_as5d(out, geom.dims), bias=bias,
+        residual=_as5d(residual, geom.dims), geom=geom, activation=ACTIVATIONS[activation],
+        allow_tf32=torch.backends.cudnn.allow_tf32,
+    )
+    registry.family(cand.family).launch(call, cand.config)
+    return out
+
+
+def run_candidate(cand: Candidate, x: torch.Tensor, weight: torch.Tensor,
+                  bias: torch.Tensor | None, geom: ConvGeometry, *,
+                  activation: str | None = None, residual: torch.Tensor | None = None,
+                  out: torch.Tensor | None = None) -> torch.Tensor:
+    """Run a forced candidate on batched tensors that match ``geom`` (the sweep's path)."""
+    from ..kernels.device import spec_of
+
+    registry.check_candidate(geom, cand, spec_of(x.device))
+    if out is None:
+        shape = [geom.n, geom.k, *geom.out_spatial[3 - geom.dims:]]
+        out = empty_output(x, shape, geom.layout)
+    return launch(cand, x, weight, bias, geom, out, activation=activation, residual=residual)

@@ -1,0 +1,49 @@
+"""The registry of kernel families: the one place that lists what can be launched."""
+
+from __future__ import annotations
+
+from ..kernels.base import Candidate, Config, KernelFamily
+from ..kernels.device import DeviceSpec
+from ..kernels.families import FAMILIES
+from ..kernels.geometry import ConvGeometry
+
+_BY_NAME: dict[str, KernelFamily] = {f.name: f for f in FAMILIES}
+
+
+def families() -> list[KernelFamily]:
+    return list(FAMILIES)
+
+
+def family(name: str) -> KernelFamily:
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown kernel family {name!r}; known: {sorted(_BY_NAME)}") from None
+
+
+def candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate]:
+    """Every feasible (family, config) for a geometry on a device, in registry order."""
+    out: list[Candidate] = []
+    for fam in FAMILIES:
+        out.extend(fam.candidates(geom, device))
+    return out
+
+
+def check_candidate(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> None:
+    """Raise ValueError naming the reason when a forced candidate cannot run."""
+    fam = family(cand.family)
+    if cand.config not in fam.configs:
+        raise ValueError(f"config {cand.config} is not in the space of family {fam.name!r}")
+    why = fam.feasible(geom, cand.config, device)
+    if why is not None:
+        raise ValueError(f"{cand.id} cannot run {geom.describe()}: {why}")
+
+
+def parse_candidate(text: str) -> Candidate:
+    cand = Candidate.parse(text)
+    family(cand.family)
+    return cand
+
+
+__all__ = ["Candidate", "Config", "candidates", "check_candidate", "families", "family",
+           "parse_candidate"]

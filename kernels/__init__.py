@@ -1,0 +1,1 @@
+"""Triton convolution kernels, one module per family with its config space and rules."""

@@ -1,0 +1,159 @@
+"""What every kernel family declares: a config space, a feasibility rule, a launcher."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import torch
+
+from .device import DeviceSpec
+from .geometry import ConvGeometry
+
+# Keys a config may hold. Block sizes are Triton constexprs; the last two are
+# launch options.
+CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages")
+
+ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "relu6": 2, "gelu": 3, "silu": 4}
+
+
+class Config(Mapping):
+    """An immutable, hashable kernel config with a canonical text form."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping | None = None, **kw: int) -> None:
+        d = dict(items or {}, **kw)
+        for k, v in d.items():
+            if k not in CONFIG_KEYS:
+                raise ValueError(f"unknown config key {k!r}; known: {CONFIG_KEYS}")
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"config value {k}={v!r} must be a positive int")
+        self._items = tuple(sorted(d.items()))
+
+    def __getitem__(self, key: str) -> int:
+        for k, v in self._items:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Config):
+            return self._items == other._items
+        if isinstance(other, Mapping):
+            return dict(self._items) == dict(other)
+        return NotImplemented
+
+    def __str__(self) -> str:
+        return ";".join(f"{k}={v}" for k, v in self._items)
+
+    __repr__ = __str__
+
+    @classmethod
+    def parse(cls, text: str) -> Config:
+        """Inverse of ``str(config)``: ``'BLOCK_K=32;BLOCK_M=64'``."""
+        items = {}
+        for part in str(text).split(";"):
+            part = part.strip()
+            if not part:
+                continue
+            key, sep, val = part.partition("=")
+            if not sep or not val.strip().isdigit():
+                raise ValueError(f"malformed config item {part!r} in {text!r}")
+            items[key.strip()] = int(val)
+        return cls(items)
+
+    def get(self, key: str, default: int | None = None) -> int | None:  # type: ignore[override]
+        return dict(self._items).get(key, default)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One launchable choice: a family and one config from its space."""
+
+    family: str
+    config: Config
+
+    @property
+    def id(self) -> str:
+        return f"{self.family}:{self.config}"
+
+    @classmethod
+    def parse(cls, text: str) -> Candidate:
+        family, sep, cfg = str(text).partition(":")
+        if not sep:
+            raise ValueError(f"malformed candidate {text!r}: expected 'family:config'")
+        return cls(family, Config.parse(cfg))
+
+
+@dataclass
+class ConvCall:
+    """Validated tensors of one call, viewed as 5D (N, C, D, H, W) for every family."""
+
+    x: torch.Tensor
+    w: torch.Tensor
+    out: torch.Tensor
+    bias: torch.Tensor | None
+    residual: torch.Tensor | None
+    geom: ConvGeometry
+    activation: int = 0
+    allow_tf32: bool = True
+
+
+class KernelFamily:
+    """A Triton kernel with its declared config space and feasibility rule.
+
+    Subclasses set ``name``, ``summary`` and ``configs`` and implement
+    ``supports`` (geometry-level rule), ``config_ok`` (per-config rule) and
+    ``launch``. Both rules return ``None`` when fine, else the reason.
+    """
+
+    name: str = ""
+    summary: str = ""
+    configs: tuple[Config, ...] = ()
+
+    def supports(self, geom: ConvGeometry) -> str | None:
+        raise NotImplementedError
+
+    def config_ok(self, geom: ConvGeometry, cfg: Config, device: DeviceSpec) -> str | None:
+        return smem_check(self.smem_bytes(geom, cfg), device)
+
+    def smem_bytes(self, geom: ConvGeometry, cfg: Config) -> int:
+        """Shared memory the pipelined operand tiles need (an estimate)."""
+        return 0
+
+    def feasible(self, geom: ConvGeometry, cfg: Config, device: DeviceSpec) -> str | None:
+        return self.supports(geom) or self.config_ok(geom, cfg, device)
+
+    def candidates(self, geom: ConvGeometry, device: DeviceSpec) -> list[Candidate]:
+        if self.supports(geom) is not None:
+            return []
+        return [Candidate(self.name, c) for c in self.configs
+                if self.config_ok(geom, c, device) is None]
+
+    def launch(self, call: ConvCall, cfg: Config) -> None:
+        raise NotImplementedError
+
+
+def smem_check(need: int, device: DeviceSpec) -> str | None:
+    if device.smem_bytes and need > device.smem_bytes:
+        return f"needs {need} B of shared memory, {device.name} has {device.smem_bytes}"
+    return None
+
+
+def next_pow2(x: int) -> int:
+    return 1 << max(0, (int(x) - 1).bit_length())
+
+
+def tile_fits(block: int, extent: int, floor: int = 16) -> bool:
+    """A tile is worth trying when it is at most twice the (rounded) extent."""
+    return block <= max(floor, next_pow2(extent))

@@ -1,0 +1,112 @@
+"""Triton pieces every family shares: output-row decomposition and the fused epilogue.
+
+The fused epilogue computes ``act(conv + bias + residual)``: the residual is
+added before the activation, as in a ResNet block's ``relu(bn(conv) + x)``.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def split_rows(offs_m, OD, OH, OW):
+    """Output row index m -> (n, od, oh, ow) of an NDHW output."""
+    ow = offs_m % OW
+    t = offs_m // OW
+    oh = t % OH
+    t = t // OH
+    od = t % OD
+    n = t // OD
+    return n, od, oh, ow
+
+
+@triton.jit
+def activate(x, ACT: tl.constexpr):
+    # Comparisons are written so NaN propagates as in torch (NaN < 0 is False).
+    if ACT == 1:
+        x = tl.where(x < 0, 0.0, x)
+    elif ACT == 2:
+        x = tl.where(x < 0, 0.0, tl.where(x > 6.0, 6.0, x))
+    elif ACT == 3:
+        x = 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476))
+    elif ACT == 4:
+        x = x * tl.sigmoid(x)
+    return x
+
+
+@triton.jit
+def store_tile(acc, n, od, oh, ow, m_mask, offs_k, k_mask,
+               out_ptr, syn, syc, syd, syh, syw,
+               bias_ptr, res_ptr, srn, src, srd, srh, srw,
+               HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr, ACT: tl.constexpr,
+               INT64: tl.constexpr):
+    """Epilogue: bias, residual, activation, cast, masked store of an [M, K] tile.
+
+    Rows are given split into (n, od, oh, ow); ``offs_k`` are global output
+    channels. ``k_mask`` is the caller's (a group must not write its neighbour's channels).
+    """
+    if INT64:
+        n = n.to(tl.int64)
+        offs_k = offs_k.to(tl.int64)
+    mask = m_mask[:, None] & k_mask[None, :]
+    if HAS_BIAS:
+        b = tl.load(bias_ptr + offs_k, mask=k_mask, other=0.0)
+        acc = acc + b.to(tl.float32)[None, :]
+    if HAS_RES:
+        r_off = (n * srn + od * srd + oh * srh + ow * srw)[:, None] + (offs_k * src)[None, :]
+        r = tl.load(res_ptr + r_off, mask=mask, other=0.0)
+        acc = acc + r.to(tl.float32)
+    acc = activate(acc, ACT)
+    y_off = (n * syn + od * syd + oh * syh + ow * syw)[:, None] + (offs_k * syc)[None, :]
+    tl.store(out_ptr + y_off, acc.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def tile_ids(pid, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    """Grouped ordering of output tiles so neighbouring programs share operands in L2."""
+    width = GROUP_M * num_pid_n
+    group_id = pid // width
+    first_m = group_id * GROUP_M
+    size_m = tl.minimum(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % width) % size_m
+    pid_n = (pid % width) // size_m
+    return pid_m, pid_n
+
+
+def strides5(t) -> tuple[int, int, int, int, int]:
+    """Strides of a 5D (N, C, D, H, W) view."""
+    return tuple(t.stride())  # type: ignore[return-value]
+
+
+def out_args(call) -> tuple:
+    """Epilogue arguments shared by every family's launch."""
+    res = call.residual if call.residual is not None else call.out
+    return (call.out, *strides5(call.out),
+            call.bias if call.bias is not None else call.out,
+            res, *strides5(res))
+
+
+def dot_precision(call) -> str:
+    """Matrix-unit precision: tf32 for float32 when torch allows it for convs."""
+    return "tf32" if call.allow_tf32 and call.geom.dtype == "float32" else "ieee"
+
+
+def needs_int64(call) -> bool:
+    """True when an element offset may not fit in int32."""
+    limit = 2**31 - 1
+    tensors = [call.x, call.w, call.out] + ([call.residual] if call.residual is not None else [])
+    return any(sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride())) >= limit
+               for t in tensors if t.numel())
+
+
+def upcast_dot(call) -> bool:
+    """bf16 tl.dot is wrong under the CPU interpreter; upcast its operands there only."""
+    from .device import interpreter_enabled
+
+    return interpreter_enabled() and call.geom.dtype == "bfloat16"
+
+
+def cdiv(a: int, b: int) -> int:
+    return triton.cdiv(a, b)

@@ -1,0 +1,20 @@
+"""All kernel families, in registry order."""
+
+from __future__ import annotations
+
+from .base import KernelFamily
+from .grouped_direct import GroupedDirectFamily
+from .grouped_gemm import GroupedGemmFamily
+from .implicit_gemm import ImplicitGemmFamily
+from .pointwise import PointwiseFamily
+from .splitk import SplitKFamily
+from .stem import StemFamily
+
+FAMILIES: list[KernelFamily] = [
+    ImplicitGemmFamily(),
+    PointwiseFamily(),
+    GroupedGemmFamily(),
+    GroupedDirectFamily(),
+    StemFamily(),
+    SplitKFamily(),
+]

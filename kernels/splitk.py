@@ -1,0 +1,87 @@
+"""Split-K implicit GEMM for small-M layers (batch 1, 7x7 maps, deep channels).
+
+Too few output tiles leave most SMs idle; splitting the reduction gives each
+SM a slice. Partial sums land in a float32 workspace and a second kernel adds
+them in a fixed order, then applies the epilogue: deterministic, no atomics.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from .base import Config, ConvCall, KernelFamily
+from .common import needs_int64, out_args, split_rows, store_tile
+from .implicit_gemm import gemm_smem, k_iters, launch_igemm, make_configs, tiles_fit
+
+
+@triton.jit(do_not_specialize=["M", "KTOT", "OD", "OH", "OW"])
+def splitk_reduce_kernel(
+    ws_ptr, out_ptr, syn, syc, syd, syh, syw,
+    bias_ptr, res_ptr, srn, src, srd, srh, srw,
+    M, KTOT, OD, OH, OW,
+    SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr, INT64: tl.constexpr,
+):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_k = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    m_mask = offs_m < M
+    k_mask = offs_k < KTOT
+    mask = m_mask[:, None] & k_mask[None, :]
+    base = offs_m.to(tl.int64)[:, None] * KTOT + offs_k[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for i in tl.static_range(SPLIT_K):
+        acc += tl.load(ws_ptr + base + i * M * KTOT, mask=mask, other=0.0)
+    n, od, oh, ow = split_rows(offs_m, OD, OH, OW)
+    store_tile(acc, n, od, oh, ow, m_mask, offs_k, k_mask,
+               out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr, srn, src, srd, srh, srw,
+               HAS_BIAS, HAS_RES, ACT, INT64)
+
+
+SPLITK_TILES = ((32, 32, 64, 4, 3), (64, 32, 64, 4, 3), (32, 64, 64, 4, 3), (64, 64, 64, 4, 3), (64, 128, 64, 4, 3),
+                (128, 64, 64, 4, 3), (64, 64, 32, 4, 4))
+SPLITS = (2, 4, 8, 16)
+
+
+class SplitKFamily(KernelFamily):
+    name = "splitk"
+    summary = "implicit GEMM with the reduction split over programs, deterministic reduce pass"
+    configs = tuple(c for s in SPLITS for c in make_configs(SPLITK_TILES, GROUP_M=8, SPLIT_K=s))
+
+    def supports(self, geom) -> str | None:
+        if geom.cg < 16:
+            return f"{geom.cg} input channels per group: nothing worth splitting"
+        return None
+
+    def smem_bytes(self, geom, cfg: Config) -> int:
+        return gemm_smem(geom, cfg)
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        why = tiles_fit(geom, cfg)
+        if why:
+            return why
+        iters = geom.t * geom.r * geom.s * triton.cdiv(geom.cg, cfg["BLOCK_K"])
+        if iters < 2 * cfg["SPLIT_K"]:
+            return f"{iters} reduction steps are too few for SPLIT_K={cfg['SPLIT_K']}"
+        tiles = (triton.cdiv(geom.gemm_m, cfg["BLOCK_M"]) * triton.cdiv(geom.kg, cfg["BLOCK_N"])
+                 * geom.g)
+        if tiles >= 2 * device.sm_count:
+            return f"{tiles} output tiles already fill {device.sm_count} SMs twice"
+        return super().config_ok(geom, cfg, device)
+
+    def launch(self, call: ConvCall, cfg: Config) -> None:
+        g = call.geom
+        split = cfg["SPLIT_K"]
+        ws = torch.empty((split, g.gemm_m, g.k), device=call.x.device, dtype=torch.float32)
+        launch_igemm(call, cfg, workspace=ws)
+        bm, bn = 64, 64
+        splitk_reduce_kernel[(triton.cdiv(g.gemm_m, bm), triton.cdiv(g.k, bn))](
+            ws, *out_args(call), g.gemm_m, g.k, *g.out_spatial,
+            SPLIT_K=split, BLOCK_M=bm, BLOCK_N=bn, ACT=call.activation,
+            HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
+            INT64=needs_int64(call), num_warps=4,
+        )
+
+
+__all__ = ["SplitKFamily", "k_iters"]
