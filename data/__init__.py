@@ -1,1 +1,1 @@
-"""convdispatch.data"""
+"""Benchmark data: problem sets (``data.problems``) and measured sweeps; see data/README.md."""

@@ -6,6 +6,7 @@ import torch
 
 from ..kernels.base import ACTIVATIONS, Candidate, ConvCall
 from ..kernels.geometry import ConvGeometry
+from ..kernels.launcher import Plan, Recorder
 from . import registry
 
 
@@ -25,17 +26,27 @@ def empty_output(x: torch.Tensor, shape: list[int], layout: str) -> torch.Tensor
 
 def launch(cand: Candidate, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None,
            geom: ConvGeometry, out: torch.Tensor, *, activation: str | None = None,
-           residual: torch.Tensor | None = None) -> torch.Tensor:
-    """Run ``cand`` writing ``out`` (batched tensors of the geometry's rank)."""
+           residual: torch.Tensor | None = None, record: bool = False) -> Plan | None:
+    """Run ``cand`` writing ``out`` (batched tensors of the geometry's rank).
+
+    With ``record`` the launches are also returned as a Plan that later calls
+    of the same signature replay with their own tensors.
+    """
     if out.numel() == 0:
-        return out
+        return None
     call = ConvCall(
         x=_as5d(x, geom.dims), w=_as5d(w, geom.dims), out=_as5d(out, geom.dims), bias=bias,
         residual=_as5d(residual, geom.dims), geom=geom, activation=ACTIVATIONS[activation],
         allow_tf32=torch.backends.cudnn.allow_tf32,
     )
-    registry.family(cand.family).launch(call, cand.config)
-    return out
+    family = registry.family(cand.family)
+    if not record:
+        family.launch(call, cand.config)
+        return None
+    with Recorder() as rec:
+        family.launch(call, cand.config)
+    return Plan(rec, {"x": call.x, "w": call.w, "out": call.out, "bias": call.bias,
+                      "residual": call.residual})
 
 
 def run_candidate(cand: Candidate, x: torch.Tensor, weight: torch.Tensor,
@@ -49,4 +60,5 @@ def run_candidate(cand: Candidate, x: torch.Tensor, weight: torch.Tensor,
     if out is None:
         shape = [geom.n, geom.k, *geom.out_spatial[3 - geom.dims:]]
         out = empty_output(x, shape, geom.layout)
-    return launch(cand, x, weight, bias, geom, out, activation=activation, residual=residual)
+    launch(cand, x, weight, bias, geom, out, activation=activation, residual=residual)
+    return out

@@ -12,9 +12,10 @@ import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily, tile_fits
 from .common import needs_int64, out_args, split_rows, store_tile, strides5
+from .launcher import launch_kernel
 
 
-@triton.jit(do_not_specialize=["M", "CG", "KG", "KTOT", "D", "H", "W", "OD", "OH", "OW",
+@triton.jit(do_not_specialize=["M", "D", "H", "W", "OD", "OH", "OW",
                                "T", "R", "S", "std", "sth", "stw", "pdd", "pdh", "pdw",
                                "dld", "dlh", "dlw"])
 def direct_kernel(
@@ -101,7 +102,7 @@ class GroupedDirectFamily(KernelFamily):
         g = call.geom
         bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
         grid = (triton.cdiv(g.gemm_m, bm), triton.cdiv(g.k, bn))
-        direct_kernel[grid](
+        launch_kernel(direct_kernel, grid,
             call.x, call.w, *out_args(call),
             g.gemm_m, g.cg, g.kg, g.k, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
             *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),

@@ -25,8 +25,11 @@ from .common import (
     tile_ids,
     upcast_dot,
 )
+from .launcher import launch_kernel
 
-_RUNTIME_INTS = ["M", "CG", "KG", "D", "H", "W", "OD", "OH", "OW", "T", "R", "S",
+# CG and KG stay specialised: their divisibility by 16 is what proves a group's
+# channel offset aligned, which 16-byte (cp.async) operand loads need.
+_RUNTIME_INTS = ["M", "D", "H", "W", "OD", "OH", "OW", "T", "R", "S",
                  "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw",
                  "K_ITERS", "ITERS_PER_SPLIT"]
 
@@ -128,7 +131,7 @@ def launch_igemm(call: ConvCall, cfg: Config, workspace: torch.Tensor | None = N
     iters = k_iters(call, bk)
     per_split = triton.cdiv(iters, split)
     grid = (triton.cdiv(g.gemm_m, bm) * triton.cdiv(g.kg, bn), g.g, split)
-    igemm_kernel[grid](
+    launch_kernel(igemm_kernel, grid,
         call.x, call.w, *out_args(call), workspace if workspace is not None else call.out,
         g.gemm_m, g.cg, g.kg, g.d, g.h, g.w, od, oh, ow, g.t, g.r, g.s,
         *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),

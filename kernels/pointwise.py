@@ -21,9 +21,10 @@ from .common import (
     upcast_dot,
 )
 from .implicit_gemm import DENSE_TILES, gemm_smem, make_configs, tiles_fit
+from .launcher import launch_kernel
 
 
-@triton.jit(do_not_specialize=["M", "C", "KTOT", "OD", "OH", "OW", "std", "sth", "stw"])
+@triton.jit(do_not_specialize=["M", "OD", "OH", "OW", "std", "sth", "stw"])
 def pointwise_kernel(
     x_ptr, w_ptr, out_ptr, syn, syc, syd, syh, syw,
     bias_ptr, res_ptr, srn, src, srd, srh, srw,
@@ -95,7 +96,7 @@ class PointwiseFamily(KernelFamily):
         grid = (triton.cdiv(g.gemm_m, bm) * triton.cdiv(g.k, bn),)
         sx = strides5(call.x)
         sw = strides5(call.w)
-        pointwise_kernel[grid](
+        launch_kernel(pointwise_kernel, grid,
             call.x, call.w, *out_args(call),
             g.gemm_m, g.c, g.k, *g.out_spatial, *g.stride, *sx, sw[0], sw[1],
             BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 8),

@@ -7,16 +7,16 @@ them in a fixed order, then applies the epilogue: deterministic, no atomics.
 
 from __future__ import annotations
 
-import torch
 import triton
 import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily
 from .common import needs_int64, out_args, split_rows, store_tile
 from .implicit_gemm import gemm_smem, k_iters, launch_igemm, make_configs, tiles_fit
+from .launcher import launch_kernel, workspace
 
 
-@triton.jit(do_not_specialize=["M", "KTOT", "OD", "OH", "OW"])
+@triton.jit(do_not_specialize=["M", "OD", "OH", "OW"])
 def splitk_reduce_kernel(
     ws_ptr, out_ptr, syn, syc, syd, syh, syw,
     bias_ptr, res_ptr, srn, src, srd, srh, srw,
@@ -39,8 +39,8 @@ def splitk_reduce_kernel(
                HAS_BIAS, HAS_RES, ACT, INT64)
 
 
-SPLITK_TILES = ((32, 32, 64, 4, 3), (64, 32, 64, 4, 3), (32, 64, 64, 4, 3), (64, 64, 64, 4, 3), (64, 128, 64, 4, 3),
-                (128, 64, 64, 4, 3), (64, 64, 32, 4, 4))
+SPLITK_TILES = ((32, 32, 64, 4, 3), (64, 32, 64, 4, 3), (32, 64, 64, 4, 3), (64, 64, 64, 4, 3),
+                (64, 128, 64, 4, 3), (128, 64, 64, 4, 3), (64, 64, 32, 4, 4))
 SPLITS = (2, 4, 8, 16)
 
 
@@ -73,10 +73,10 @@ class SplitKFamily(KernelFamily):
     def launch(self, call: ConvCall, cfg: Config) -> None:
         g = call.geom
         split = cfg["SPLIT_K"]
-        ws = torch.empty((split, g.gemm_m, g.k), device=call.x.device, dtype=torch.float32)
+        ws = workspace((split, g.gemm_m, g.k), call.x.device)
         launch_igemm(call, cfg, workspace=ws)
         bm, bn = 64, 64
-        splitk_reduce_kernel[(triton.cdiv(g.gemm_m, bm), triton.cdiv(g.k, bn))](
+        launch_kernel(splitk_reduce_kernel, (triton.cdiv(g.gemm_m, bm), triton.cdiv(g.k, bn)),
             ws, *out_args(call), g.gemm_m, g.k, *g.out_spatial,
             SPLIT_K=split, BLOCK_M=bm, BLOCK_N=bn, ACT=call.activation,
             HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,

@@ -22,12 +22,13 @@ from .common import (
     tile_ids,
     upcast_dot,
 )
+from .launcher import launch_kernel
 
 MAX_C = 8
 MAX_KDIM = 4096
 
 
-@triton.jit(do_not_specialize=["M", "KTOT", "D", "H", "W", "OD", "OH", "OW",
+@triton.jit(do_not_specialize=["M", "D", "H", "W", "OD", "OH", "OW",
                                "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw"])
 def stem_kernel(
     x_ptr, w_ptr, out_ptr, syn, syc, syd, syh, syw,
@@ -129,7 +130,7 @@ class StemFamily(KernelFamily):
         g = call.geom
         bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
         grid = (triton.cdiv(g.gemm_m, bm) * triton.cdiv(g.k, bn),)
-        stem_kernel[grid](
+        launch_kernel(stem_kernel, grid,
             call.x, call.w, *out_args(call),
             g.gemm_m, g.k, g.d, g.h, g.w, *g.out_spatial,
             *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),

@@ -10,7 +10,12 @@ from pathlib import Path
 from ...kernels.geometry import DTYPES, LAYOUTS, ConvGeometry
 from .problem import Problem, check_name
 
-GEOMETRY_COLUMNS: tuple[str, ...] = tuple(ConvGeometry(1, 1, 1, 1, 1, 1, 1).as_row())
+# The columns of ConvGeometry.as_row(), grouped per field as in the sweep CSVs.
+GEOMETRY_COLUMNS: tuple[str, ...] = (
+    "n", "c", "k", "g", "d", "h", "w", "t", "r", "s",
+    *(f"{field}_{axis}" for field in ("stride", "pad", "dil") for axis in "dhw"),
+    "dims", "dtype", "layout",
+)
 _STR_COLUMNS = {"dtype": DTYPES, "layout": LAYOUTS}
 # ``count`` (how often the layer occurs in its network) may be left out; it defaults to 1.
 COLUMNS: tuple[str, ...] = ("set", "layer", *GEOMETRY_COLUMNS, "count")

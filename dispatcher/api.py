@@ -1,0 +1,138 @@
+"""conv2d / conv3d with torch.nn.functional's signature: checks, choice, launch."""
+
+from __future__ import annotations
+
+import torch
+
+from ..kernels.device import DeviceSpec, interpreter_enabled, spec_of
+from ..kernels.geometry import ConvGeometry
+from . import args as argcheck
+from . import registry
+from .cache import DecisionCache
+from .decision import Decision
+from .fallback import fall_back, torch_conv
+from .launch import empty_output, launch
+from .selection import chooser_for
+from .settings import forced
+
+CACHE = DecisionCache()
+# Call signature -> (recorded launches, output shape, memory format): repeat
+# calls skip argument checks and the choice, and only rebind tensors.
+PLANS: dict[tuple, tuple] = {}
+
+
+def clear_cache() -> None:
+    """Forget every decision and recorded plan (after changing models or choosers)."""
+    CACHE.clear()
+    PLANS.clear()
+
+
+def _signature(dims, x, w, bias, stride, padding, dilation, groups, activation, residual):
+    """Everything a recorded plan depends on; raises for unhashable or non-tensor args."""
+    return (dims, x.shape, x.stride(), x.dtype, x.device, w.shape, w.stride(), w.dtype, w.device,
+            None if bias is None else (bias.shape, bias.stride(), bias.dtype, bias.device),
+            None if residual is None else (residual.shape, residual.stride(), residual.dtype,
+                                           residual.device),
+            stride, padding, dilation, groups, activation, torch.backends.cudnn.allow_tf32,
+            interpreter_enabled())
+
+
+def _replay(entry, x, w, bias, residual):
+    plan, shape, fmt, unbatched = entry
+    out = torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
+    if unbatched:
+        x = x.unsqueeze(0)
+        residual = None if residual is None else residual.unsqueeze(0)
+    plan.run({"x": x, "w": w, "out": out, "bias": bias, "residual": residual}, x.device)
+    return out.squeeze(0) if unbatched else out
+
+
+def decide(geom: ConvGeometry, device: DeviceSpec, chooser=None) -> Decision:
+    """The kernel for a geometry: a forced candidate, else the cached or new choice."""
+    cand = forced()
+    if cand is not None:
+        registry.check_candidate(geom, cand, device)
+        return Decision(cand, "forced by convdispatch.force()", "forced")
+    chooser = chooser or chooser_for(device)
+    key = (geom.key(), device.key, chooser.identity)
+    return CACHE.get_or_make(
+        key, lambda: chooser.choose(geom, registry.candidates(geom, device), device))
+
+
+def unsupported_reason(p: argcheck.ParsedCall) -> str | None:
+    """Why no family can take this call, or None."""
+    if p.geom is None:
+        return f"dtype {p.x.dtype} has no kernel (float16, bfloat16, float32 do)"
+    if p.x.device.type != "cuda" and not interpreter_enabled():
+        return f"{p.x.device.type} tensors run on Triton only under TRITON_INTERPRET=1"
+    if torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad for t in (p.x, p.w, p.bias, p.residual)):
+        return "backward kernels are not implemented yet; autograd goes through torch"
+    return None
+
+
+def _fast_path_ok(input, weight, bias, residual) -> bool:
+    if forced() is not None:
+        return False
+    if torch.is_grad_enabled():
+        return not any(t is not None and t.requires_grad
+                       for t in (input, weight, bias, residual))
+    return True
+
+
+def _conv(dims: int, input, weight, bias, stride, padding, dilation, groups, activation,
+          residual) -> torch.Tensor:
+    sig = None
+    try:
+        if _fast_path_ok(input, weight, bias, residual):
+            sig = _signature(dims, input, weight, bias, stride, padding, dilation, groups,
+                             activation, residual)
+            entry = PLANS.get(sig)
+            if entry is not None:
+                return _replay(entry, input, weight, bias, residual)
+    except (AttributeError, TypeError):
+        sig = None  # not tensors, or unhashable arguments: the checked path says what is wrong
+    p = argcheck.parse(dims, input, weight, bias, stride, padding, dilation, groups, residual,
+                       activation)
+    fn = f"conv{dims}d"
+    argcheck.check_residual_shape(p, fn)
+    if p.residual is not None and p.unbatched:
+        p.residual = p.residual.unsqueeze(0)
+    if p.x.shape[1] == 0:
+        out = torch_conv(p, dims, activation)
+        return out.squeeze(0) if p.unbatched else out
+    reason = unsupported_reason(p)
+    if reason is not None:
+        out = fall_back(p, dims, activation, reason)
+        return out.squeeze(0) if p.unbatched else out
+    geom = p.geom
+    out = empty_output(p.x, argcheck.output_shape(p), geom.layout)
+    if out.numel():
+        dec = decide(geom, spec_of(p.x.device))
+        plan = launch(dec.candidate, p.x, p.w, p.bias, geom, out, activation=activation,
+                      residual=p.residual, record=sig is not None)
+        if plan is not None and dec.chooser != "forced":
+            fmt = torch.contiguous_format
+            if geom.layout == "channels_last":
+                fmt = torch.channels_last if dims == 2 else torch.channels_last_3d
+            PLANS[sig] = (plan, tuple(out.shape), fmt, p.unbatched)
+    return out.squeeze(0) if p.unbatched else out
+
+
+def conv2d(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
+           stride=1, padding=0, dilation=1, groups: int = 1, *,
+           activation: str | None = None, residual: torch.Tensor | None = None) -> torch.Tensor:
+    """``torch.nn.functional.conv2d`` on convdispatch kernels.
+
+    Extra keyword-only arguments fuse an epilogue: ``activation`` in
+    {None, 'relu', 'relu6', 'gelu', 'silu'} and ``residual`` (a tensor of the
+    output's shape), computing ``activation(conv + bias + residual)``.
+    """
+    return _conv(2, input, weight, bias, stride, padding, dilation, groups, activation, residual)
+
+
+def conv3d(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
+           stride=1, padding=0, dilation=1, groups: int = 1, *,
+           activation: str | None = None, residual: torch.Tensor | None = None) -> torch.Tensor:
+    """``torch.nn.functional.conv3d`` on convdispatch kernels (see ``conv2d``)."""
+    return _conv(3, input, weight, bias, stride, padding, dilation, groups, activation, residual)

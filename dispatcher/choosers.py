@@ -1,0 +1,86 @@
+"""Choosers rank the feasible candidates of a geometry; the top one is launched.
+
+A chooser never times anything: the same geometry gives the same choice in
+every process. ``RuleChooser`` is an analytic estimate that needs no data;
+``ModelChooser`` (heuristics/) replaces it where a trained model fits the GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+from ..kernels.base import Candidate
+from ..kernels.device import DeviceSpec
+from ..kernels.geometry import ConvGeometry
+from .decision import Decision
+
+
+class Chooser(Protocol):
+    name: str
+    identity: str
+
+    def choose(self, geom: ConvGeometry, cands: list[Candidate], device: DeviceSpec) -> Decision:
+        ...
+
+
+def preferred_families(geom: ConvGeometry, device: DeviceSpec) -> tuple[list[str], str]:
+    """Family order by the shape of the problem, and the rule that gave it."""
+    if geom.g > 1:
+        if geom.cg <= 8:
+            return ["grouped_direct", "grouped_gemm"], f"{geom.cg} channels a group: direct FMA"
+        return ["grouped_gemm", "grouped_direct"], f"{geom.cg} channels a group: grouped GEMM"
+    if geom.c <= 8:
+        return ["stem", "implicit_gemm"], f"{geom.c} input channels: stem path"
+    if geom.is_pointwise:
+        return ["pointwise", "splitk", "implicit_gemm"], "1x1 filter: GEMM over channels"
+    tiles = math.ceil(geom.gemm_m / 128) * math.ceil(geom.kg / 128)
+    if tiles < device.sm_count // 2 and geom.gemm_k >= 1024:
+        return (["splitk", "implicit_gemm"],
+                f"{tiles} output tiles for {device.sm_count} SMs: split the reduction")
+    return ["implicit_gemm", "splitk"], "dense convolution: implicit GEMM"
+
+
+def estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> float:
+    """Rough latency from waves of padded tiles; only its ordering matters."""
+    cfg = cand.config
+    sms = max(device.sm_count, 1)
+    if cand.family == "grouped_direct":
+        work = geom.gemm_m * geom.k * geom.gemm_k
+        tiles = math.ceil(geom.gemm_m / cfg["BLOCK_M"]) * math.ceil(geom.k / cfg["BLOCK_N"])
+        occupancy = min(1.0, tiles / sms)
+        return work / (2e6 * max(occupancy, 0.05)) + 3.0
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("BLOCK_K", 32)
+    split = cfg.get("SPLIT_K", 1)
+    k_pad = geom.t * geom.r * geom.s * math.ceil(geom.cg / bk) * bk
+    if cand.family == "stem":
+        k_pad = math.ceil(geom.gemm_k / bk) * bk
+    tiles = math.ceil(geom.gemm_m / bm) * math.ceil(geom.kg / bn) * geom.g * split
+    waves = math.ceil(tiles / sms)
+    # Bigger tiles reuse operands better; very deep pipelines need many iterations.
+    efficiency = min(1.0, (bm * bn) / (128 * 128)) ** 0.35
+    tile_flops = 2 * bm * bn * k_pad / split
+    us = waves * tile_flops / (4e6 * efficiency) + 2.0
+    if split > 1:
+        us += geom.gemm_m * geom.k * split * 4 / 1.5e6 + 3.0
+    return us
+
+
+class RuleChooser:
+    """Family by shape rules, config by a waves-and-tiles estimate."""
+
+    name = "rule"
+    identity = "rule-v1"
+
+    def choose(self, geom: ConvGeometry, cands: list[Candidate], device: DeviceSpec) -> Decision:
+        if not cands:
+            raise RuntimeError(f"no kernel family supports {geom.describe()}")
+        order, why = preferred_families(geom, device)
+        rank_of = {f: i for i, f in enumerate(order)}
+        scored = [(c, estimate_us(geom, c, device)) for c in cands]
+        scored.sort(key=lambda cs: (rank_of.get(cs[0].family, len(order)), cs[1], cs[0].id))
+        best = scored[0][0]
+        reason = f"rule: {why}; config with the fewest estimated waves of padded tiles"
+        if best.family != order[0]:
+            reason = f"rule: {why}, but {order[0]} has no feasible config; took {best.family}"
+        return Decision(best, reason, self.name, tuple(scored))

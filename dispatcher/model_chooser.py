@@ -1,0 +1,50 @@
+"""The trained model as a chooser: ranks every feasible candidate by predicted latency."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..kernels.base import Candidate
+from ..kernels.device import DeviceSpec
+from ..kernels.geometry import ConvGeometry
+from .decision import Decision
+
+
+class ModelChooser:
+    name = "model"
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.identity = f"model-{model.identity}"
+
+    @classmethod
+    def load(cls, path: str | Path) -> ModelChooser:
+        from ..heuristics.model_store import load_model
+
+        return cls(load_model(path))
+
+    def choose(self, geom: ConvGeometry, cands: list[Candidate], device: DeviceSpec) -> Decision:
+        if not cands:
+            raise RuntimeError(f"no kernel family supports {geom.describe()}")
+        ranked = self.model.rank(geom, cands, device)
+        best, score = ranked[0]
+        gpu = getattr(self.model, "gpu", "?")
+        reason = (f"model {self.model.identity} (trained on {gpu}) ranks it first of "
+                  f"{len(ranked)} feasible candidates")
+        return Decision(best, reason, self.name, tuple(ranked), model=self.model.identity,
+                        score_unit=getattr(self.model, "score_unit", "model score"))
+
+
+def locate(device: DeviceSpec) -> tuple[Path | None, str]:
+    """Model directory for a device and a note (why none, or which nearest one)."""
+    try:
+        from ..heuristics.model_store import find_model
+    except ImportError as e:  # pragma: no cover - heuristics is part of the package
+        return None, f"heuristics unavailable: {e}"
+    found = find_model(device.name)
+    if found is None:
+        return None, "no model directory matches this GPU"
+    if isinstance(found, tuple):
+        path, note = found
+        return (Path(path) if path else None), (note or "")
+    return Path(found), ""

@@ -1,0 +1,221 @@
+"""A model directory: model.txt (LightGBM text), schema.json (what the code must match),
+meta.json (provenance and metrics). Loading needs numpy only.
+
+The model's identity is the sha256 of model.txt, recorded in schema.json and
+checked on every load, so a corrupt, truncated or swapped file is refused.
+
+``find_model`` rule: ``models/<device_key>/`` for the GPU if it exists; else,
+with ``nearest``, the shipped model of the same architecture family (same
+compute-capability major, e.g. 9.x Hopper): same (major, minor) first, then
+the closest SM count, then the key name. Unknown GPU names have no
+architecture, so they get no nearest model unless a DeviceSpec is passed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..kernels.base import Candidate
+from ..kernels.device import KNOWN, DeviceSpec, device_key
+from ..kernels.geometry import ConvGeometry
+from .features import FEATURE_NAMES, N_FEATURES, SCHEMA_VERSION, feature_matrix
+from .tree_model import ModelLoadError, TreeEnsemble, load_ensemble, sha256_file
+
+MODEL_FILE, SCHEMA_FILE, META_FILE = "model.txt", "schema.json", "meta.json"
+MODELS_ROOT = Path(__file__).resolve().parent.parent / "models"
+TRANSFORMS = ("exp", "negate", "none")
+
+
+@dataclass
+class LoadedModel:
+    """A verified model directory, ready to score candidates."""
+
+    path: Path
+    sha256: str
+    gpu: str
+    method: str
+    schema: dict
+    ensemble: TreeEnsemble = field(repr=False)
+
+    @property
+    def identity(self) -> str:
+        return self.sha256[:12]
+
+    @property
+    def score_unit(self) -> str:
+        return self.schema["score"]["unit"]
+
+    def predict(self, features: np.ndarray) -> np.ndarray:
+        """Scores (float64), lower = predicted faster, for a [n, N_FEATURES] matrix."""
+        raw = self.ensemble.predict(features)
+        transform = self.schema["score"]["transform"]
+        if transform == "exp":
+            return np.exp(raw)
+        return -raw if transform == "negate" else raw
+
+    def rank(self, geom: ConvGeometry, candidates: Sequence[Candidate],
+             device: DeviceSpec) -> list[tuple[Candidate, float]]:
+        """Candidates best first; equal scores ordered by candidate id."""
+        cands = list(candidates)
+        if not cands:
+            return []
+        scores = self.predict(feature_matrix(geom, cands, device))
+        order = np.argsort(scores, kind="stable")
+        s = scores[order]
+        if len(s) > 1 and (s[1:] == s[:-1]).any():  # rare: only then build the ids
+            order = sorted(range(len(cands)), key=lambda i: (scores[i], cands[i].id))
+        return [(cands[i], float(scores[i])) for i in order]
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelLoadError(f"{path}: file not found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ModelLoadError(f"{path}: unreadable JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise ModelLoadError(f"{path}: expected a JSON object")
+    return obj
+
+
+def _check_schema(schema: dict, path: Path) -> None:
+    version = schema.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ModelLoadError(f"{path}: feature schema version {version!r}, this code computes "
+                             f"version {SCHEMA_VERSION}: retrain the model")
+    names = schema.get("feature_names")
+    if names != list(FEATURE_NAMES):
+        if not isinstance(names, list):
+            raise ModelLoadError(f"{path}: feature_names is missing or not a list")
+        diff = next((i for i, (a, b) in enumerate(zip(names, FEATURE_NAMES)) if a != b),
+                    min(len(names), N_FEATURES))
+        got = names[diff] if diff < len(names) else "<end>"
+        want = FEATURE_NAMES[diff] if diff < N_FEATURES else "<end>"
+        raise ModelLoadError(f"{path}: feature_names differ from this code's FEATURE_NAMES at "
+                             f"position {diff} ({got!r} vs {want!r}): retrain the model")
+    score = schema.get("score")
+    if not isinstance(score, dict) or score.get("transform") not in TRANSFORMS:
+        raise ModelLoadError(f"{path}: 'score' must give a transform in {TRANSFORMS}")
+    sha = schema.get("model_sha256")
+    if not isinstance(sha, str) or len(sha) != 64:
+        raise ModelLoadError(f"{path}: model_sha256 is missing or malformed")
+
+
+def load_model(path: str | os.PathLike) -> LoadedModel:
+    """Load and verify a model directory; ModelLoadError names the file and the problem."""
+    path = Path(path)
+    if not path.is_dir():
+        raise ModelLoadError(f"{path}: model directory not found")
+    schema_path, model_path = path / SCHEMA_FILE, path / MODEL_FILE
+    schema = _read_json(schema_path)
+    _check_schema(schema, schema_path)
+    if not model_path.is_file():
+        raise ModelLoadError(f"{model_path}: model file not found")
+    sha = sha256_file(model_path)
+    if sha != schema["model_sha256"]:
+        raise ModelLoadError(f"{model_path}: sha256 {sha[:12]}... does not match "
+                             f"{schema['model_sha256'][:12]}... recorded in {schema_path}: "
+                             "the file is corrupt, truncated or was replaced")
+    ensemble = load_ensemble(model_path)
+    if list(ensemble.feature_names) != list(FEATURE_NAMES):
+        raise ModelLoadError(f"{model_path}: the model's feature names differ from "
+                             f"FEATURE_NAMES (schema v{SCHEMA_VERSION})")
+    gpu = schema.get("gpu", {}).get("name", "?") if isinstance(schema.get("gpu"), dict) else "?"
+    return LoadedModel(path, sha, gpu, str(schema.get("method", "?")), schema, ensemble)
+
+
+def write_json(path: Path, obj: dict) -> None:
+    """Write JSON atomically (temp file + rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def write_model_dir(out: str | os.PathLike, booster, method: str, device: DeviceSpec,
+                    meta: dict, check_X: np.ndarray) -> dict:
+    """Write model.txt, schema.json, meta.json; verify the numpy evaluator against lightgbm.
+
+    Returns the meta written (with the model's sha256, identity and the largest
+    |tree_model - lightgbm| difference on ``check_X``). Raises RuntimeError when
+    that exceeds 1e-6. model.txt is written before schema.json, whose recorded
+    sha256 load_model checks, so an interrupted write never loads.
+    """
+    from .train import METHODS
+
+    info = METHODS[method]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / (MODEL_FILE + ".tmp")
+    booster.save_model(str(tmp))
+    os.replace(tmp, out / MODEL_FILE)
+    sha = sha256_file(out / MODEL_FILE)
+    schema = {
+        "schema_version": SCHEMA_VERSION, "feature_names": list(FEATURE_NAMES),
+        "families": meta.get("families_known", []), "method": method,
+        "score": {"transform": info.transform, "unit": info.unit},
+        "model_file": MODEL_FILE, "model_sha256": sha,
+        "gpu": {"name": device.name, "key": device.key, "capability": list(device.capability),
+                "sm_count": device.sm_count},
+    }
+    write_json(out / SCHEMA_FILE, schema)
+    loaded = load_model(out)
+    diff = float(np.max(np.abs(loaded.ensemble.predict(check_X)
+                               - booster.predict(check_X, raw_score=True)), initial=0.0))
+    if diff > 1e-6:
+        raise RuntimeError(f"{out / MODEL_FILE}: numpy evaluator differs from lightgbm by "
+                           f"{diff:.3g}; the model directory is not usable")
+    meta = dict(meta, model_sha256=sha, identity=loaded.identity,
+                tree_model_max_abs_diff=diff, gpu=schema["gpu"])
+    write_json(out / META_FILE, meta)
+    return meta
+
+
+def _model_gpu(path: Path) -> dict | None:
+    try:
+        gpu = json.loads((path / SCHEMA_FILE).read_text()).get("gpu")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return gpu if isinstance(gpu, dict) and "capability" in gpu else None
+
+
+def find_model(gpu: str | DeviceSpec, nearest: bool = True,
+               root: str | os.PathLike | None = None) -> Path | tuple[Path, str] | None:
+    """Model directory for a GPU name or DeviceSpec: a Path (exact), (Path, warning)
+    (nearest of the same architecture family) or None. See the module docstring."""
+    if isinstance(gpu, DeviceSpec):
+        name, key, cap, sms = gpu.name, gpu.key, tuple(gpu.capability), gpu.sm_count
+    elif isinstance(gpu, str):
+        name, key = gpu, device_key(gpu)
+        spec = KNOWN.get(key)
+        cap, sms = (tuple(spec.capability), spec.sm_count) if spec else (None, 0)
+    else:
+        raise TypeError(f"gpu must be a name or a DeviceSpec, got {type(gpu).__name__}")
+    root = Path(root) if root is not None else MODELS_ROOT
+    exact = root / key
+    if (exact / SCHEMA_FILE).is_file():
+        return exact
+    if not nearest or cap is None or not root.is_dir():
+        return None
+    options = []
+    for d in sorted(p for p in root.iterdir() if p.is_dir()):
+        info = _model_gpu(d)
+        if info is None or not info["capability"] or info["capability"][0] != cap[0]:
+            continue
+        same_minor = tuple(info["capability"]) == cap
+        options.append((not same_minor, abs(int(info.get("sm_count", 0)) - sms), d.name, d))
+    if not options:
+        return None
+    best = min(options)[3]
+    return best, (f"no model trained on {name} ({key}); using the one for {best.name}, the "
+                  f"nearest GPU of the same architecture (sm_{cap[0]}x)")
+
+
+__all__ = ["MODELS_ROOT", "LoadedModel", "ModelLoadError", "find_model", "load_model",
+           "write_model_dir"]

@@ -1,0 +1,157 @@
+"""A synthetic sweep: known latency formula + noise, for tests and the predictor benchmark.
+
+Latencies follow a roofline with wave quantisation, tile efficiency and
+padding waste, so a model trained on them has something real to learn; no
+GPU is involved. The candidate space is a small built-in one unless the
+caller passes its own (e.g. the registry's).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..kernels.base import Candidate, Config
+from ..kernels.device import KNOWN, DeviceSpec
+from ..kernels.geometry import ConvGeometry
+
+CandidateSource = Callable[[ConvGeometry, DeviceSpec], Sequence[Candidate]]
+
+_GEMM_TILES = ((32, 32, 32, 4, 3), (64, 64, 32, 4, 4), (64, 128, 64, 4, 3),
+               (128, 64, 32, 4, 4), (128, 128, 32, 8, 4), (128, 128, 64, 8, 3),
+               (256, 64, 32, 8, 4), (64, 32, 64, 4, 3))
+_DIRECT_TILES = ((16, 64, 2), (32, 32, 2), (64, 64, 4), (128, 32, 4))
+
+
+def builtin_candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate]:
+    """A small candidate space shaped like the registry's (no registry needed)."""
+    out = []
+    gemm = [Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=wp, num_stages=st)
+            for bm, bn, bk, wp, st in _GEMM_TILES]
+    if geom.g == 1:
+        out += [Candidate("implicit_gemm", c) for c in gemm]
+        if geom.is_pointwise:
+            out += [Candidate("pointwise", c) for c in gemm]
+        if geom.c <= 8:
+            out += [Candidate("stem", c) for c in gemm[:4]]
+    else:
+        if geom.cg >= 4:
+            out += [Candidate("grouped_gemm", c) for c in gemm[:5]]
+        if geom.cg <= 16:
+            out += [Candidate("grouped_direct", Config(BLOCK_M=bm, BLOCK_N=bn, num_warps=wp,
+                                                       num_stages=1))
+                    for bm, bn, wp in _DIRECT_TILES]
+    if geom.cg >= 16:
+        out += [Candidate("splitk", Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64, GROUP_M=8,
+                                           SPLIT_K=sk, num_warps=4, num_stages=3))
+                for bm, bn in ((32, 32), (64, 64)) for sk in (2, 4, 8)]
+    return out
+
+
+def synthetic_latency_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> float:
+    """The 'true' latency of the synthetic world (microseconds, no noise)."""
+    cfg = cand.config
+    sms = max(device.sm_count, 1)
+    bw = 3.0e6  # bytes per microsecond (3 TB/s)
+    mem_us = geom.min_bytes / bw
+    if cand.family == "grouped_direct":
+        programs = math.ceil(geom.gemm_m / cfg["BLOCK_M"]) * math.ceil(geom.k / cfg["BLOCK_N"])
+        waves = math.ceil(programs / sms)
+        per_prog = cfg["BLOCK_M"] * cfg["BLOCK_N"] * geom.gemm_k * 2 / (4.0e5 * cfg["num_warps"])
+        return 3.0 + max(waves * per_prog, mem_us * 1.3)
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    split = cfg.get("SPLIT_K", 1)
+    if cand.family == "stem":
+        n_dim, groups = geom.k, 1
+        k_pad = math.ceil(geom.gemm_k / bk) * bk
+    else:
+        n_dim, groups = geom.kg, geom.g
+        k_pad = geom.t * geom.r * geom.s * math.ceil(geom.cg / bk) * bk
+    programs = math.ceil(geom.gemm_m / bm) * math.ceil(n_dim / bn) * groups * split
+    waves = math.ceil(programs / sms)
+    # Bigger tiles reuse operands; too many accumulators per thread spill.
+    eff = min(1.0, (bm * bn / (bm + bn)) / 48.0)
+    if bm * bn / (32 * cfg["num_warps"]) > 128:
+        eff *= 0.55
+    eff *= 1.0 + 0.04 * (cfg["num_stages"] - 3)
+    if geom.dtype == "float32":
+        eff *= 0.45
+    rate = 1.6e6 * eff  # flops per microsecond per SM at best
+    per_prog = 2.0 * bm * bn * k_pad / split / rate
+    lat = 4.0 + max(waves * per_prog, mem_us)
+    if cand.family == "pointwise":
+        lat *= 0.9
+    if split > 1:
+        lat += 2.5 + split * geom.gemm_m * geom.k * 4 * 2 / bw
+    return lat
+
+
+def synthetic_problems(n_problems: int, seed: int = 0,
+                       sets: Sequence[str] = ("syn_a", "syn_b", "syn_c")
+                       ) -> list[tuple[str, str, str, ConvGeometry]]:
+    """(problem_id, set, layer, geometry) of varied convolutions, deterministic per seed."""
+    rng = np.random.default_rng(seed)
+    out = []
+    kinds = ("dense3", "pointwise", "dense3", "depthwise", "grouped", "stem", "dense3d")
+    for i in range(n_problems):
+        kind = kinds[i % len(kinds)]
+        n = int(rng.choice((1, 2, 8, 32)))
+        hw = int(rng.choice((7, 14, 28, 56)))
+        c = int(2 ** rng.integers(4, 10))
+        k = int(2 ** rng.integers(4, 10))
+        dtype = str(rng.choice(("float16", "float16", "bfloat16", "float32")))
+        if kind == "dense3":
+            geom = ConvGeometry(n=n, c=c, k=k, h=hw, w=hw, r=3, s=3, pad=(0, 1, 1), dtype=dtype)
+        elif kind == "pointwise":
+            geom = ConvGeometry(n=n, c=c, k=k, h=hw, w=hw, r=1, s=1, dtype=dtype)
+        elif kind == "depthwise":
+            geom = ConvGeometry(n=n, c=c, k=c, g=c, h=hw, w=hw, r=3, s=3, pad=(0, 1, 1),
+                                dtype=dtype)
+        elif kind == "grouped":
+            g = 32 if c >= 128 else 4
+            geom = ConvGeometry(n=n, c=max(c, g * 4), k=max(k, g * 4), g=g, h=hw, w=hw, r=3,
+                                s=3, pad=(0, 1, 1), dtype=dtype)
+        elif kind == "stem":
+            geom = ConvGeometry(n=n, c=3, k=64, h=4 * hw, w=4 * hw, r=7, s=7, stride=(1, 2, 2),
+                                pad=(0, 3, 3), dtype=dtype)
+        else:
+            geom = ConvGeometry(n=1, c=c, k=k, d=8, h=hw, w=hw, t=3, r=3, s=3, pad=(1, 1, 1),
+                                dims=3, dtype=dtype)
+        set_name = sets[i % len(sets)]
+        layer = f"{kind}{i}"
+        out.append((f"{set_name}/{layer}/n{geom.n}/{geom.dtype}", set_name, layer, geom))
+    return out
+
+
+def synthetic_sweep(n_problems: int = 40, seed: int = 0, device: DeviceSpec | None = None,
+                    candidates: CandidateSource | None = None, noise: float = 0.05,
+                    fail_rate: float = 0.02,
+                    sets: Sequence[str] = ("syn_a", "syn_b", "syn_c")) -> pd.DataFrame:
+    """A DataFrame with the sweep CSV's columns (validation/sweep_schema.py)."""
+    from ..validation.sweep_csv import FIELDNAMES
+
+    device = device or KNOWN["h100"]
+    candidates = candidates or builtin_candidates
+    rng = np.random.default_rng(seed + 7919)
+    rows = []
+    for pid, set_name, layer, geom in synthetic_problems(n_problems, seed, sets):
+        base = geom.as_row()
+        cands = candidates(geom, device)
+        for cand in cands:
+            lat = synthetic_latency_us(geom, cand, device) * math.exp(rng.normal(0.0, noise))
+            fails = rng.random() < fail_rate
+            row = dict(problem_id=pid, set=set_name, layer=layer, **base, family=cand.family,
+                       config=str(cand.config), status="compile_error" if fails else "ok",
+                       ok=0 if fails else 1, gpu=device.name, cudnn_us=round(lat * 1.1, 4),
+                       error="synthetic failure" if fails else "")
+            if not fails:
+                row.update(rel_err=1e-4, latency_us=round(lat, 4),
+                           latency_p20_us=round(lat * 0.98, 4),
+                           latency_p80_us=round(lat * 1.02, 4),
+                           tflops=geom.flops / lat / 1e6, gbps=geom.min_bytes / lat / 1e3,
+                           compile_s=0.5)
+            rows.append(row)
+    return pd.DataFrame(rows).reindex(columns=list(FIELDNAMES))

@@ -1,0 +1,339 @@
+"""Evaluate a LightGBM text model with numpy alone (the GPU image has no lightgbm).
+
+Supported: numerical splits of single-output models whose prediction is the raw
+sum of leaf values (regression, lambdarank, ...). Missing values follow
+LightGBM's rules: per-node missing type (None / Zero / NaN) and default
+direction from ``decision_type``; values with |x| <= 1e-35 count as 0, as in
+LightGBM's row parser. Categorical splits and linear trees are refused.
+
+All trees are concatenated into one node table; leaves are nodes that point
+to themselves, so every (row, tree) pair walks ``max_depth`` steps in lockstep
+with a few vectorised gathers per step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+_ZERO = 1e-35  # LightGBM's kZeroThreshold
+_CATEGORICAL, _DEFAULT_LEFT = 1, 2
+_MISSING_ZERO, _MISSING_NAN = 1, 2
+# Objectives whose predict() is the raw score (no link function).
+RAW_OBJECTIVES = ("regression", "regression_l2", "regression_l1", "l2", "l1", "huber", "fair",
+                  "quantile", "mape", "lambdarank", "rank_xendcg")
+
+
+class ModelLoadError(ValueError):
+    """A model file is missing, truncated, corrupt or does not match the code."""
+
+
+def sha256_file(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class TreeEnsemble:
+    """A parsed LightGBM model: node tables of all trees and how to walk them."""
+
+    feature_names: tuple[str, ...]
+    objective: str
+    n_trees: int
+    max_depth: int
+    roots: np.ndarray  # [n_trees] global node id of each root
+    feature: np.ndarray  # [nodes] split feature (0 for leaves)
+    threshold: np.ndarray  # [nodes] float64 (+inf for leaves)
+    children: np.ndarray  # [2 * nodes] left, right interleaved; leaves point to themselves
+    missing: np.ndarray  # [nodes] 0 none, 1 zero, 2 nan
+    default_left: np.ndarray  # [nodes] bool
+    value: np.ndarray  # [nodes] leaf value (0 for internal nodes)
+    scale: float = 1.0  # 1 / n_trees for average_output models (random forest)
+
+    @property
+    def n_features(self) -> int:
+        return len(self.feature_names)
+
+    @property
+    def needs_zero_rule(self) -> bool:
+        return bool((self.missing == _MISSING_ZERO).any())
+
+    @cached_property
+    def _internal(self) -> np.ndarray:
+        nodes = np.arange(len(self.feature))
+        return self.children[2 * nodes] != nodes
+
+    @cached_property
+    def _jump_rounds(self) -> int:
+        return max(1, math.ceil(math.log2(self.max_depth + 1)))
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Raw scores [n_rows] (float64), equal to lightgbm's ``predict`` (raw_score)."""
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(f"expected a 2D array with {self.n_features} feature columns, "
+                             f"got shape {X.shape}")
+        n = X.shape[0]
+        if n == 0 or self.n_trees == 0:
+            return np.zeros(n)
+        X = X.astype(np.float64)
+        X[np.abs(X) <= _ZERO] = 0.0  # LightGBM drops such values from a row: they read as 0
+        nan = np.isnan(X)
+        general = self.needs_zero_rule or bool(nan.any())
+        # Columns equal on every row (the geometry, at dispatch) decide their nodes once.
+        same = (X == X[0]) | (nan & nan[0])
+        start, children = self._resolve_constant(same.all(axis=0), X[0])
+        leaf = np.tile(start, n)
+        todo = np.flatnonzero(self._internal[leaf])
+        if todo.size:
+            self._walk(X.ravel(), leaf, todo, children, general)
+        return self.value[leaf].reshape(n, self.n_trees).sum(axis=1) * self.scale
+
+    def _resolve_constant(self, const: np.ndarray, x0: np.ndarray):
+        """Roots and child table with every node on a constant column jumped over."""
+        if not const.any():
+            return self.roots, self.children
+        ids = np.flatnonzero(const[self.feature] & self._internal)
+        if not ids.size:
+            return self.roots, self.children
+        right = self._go_right(x0[self.feature[ids]], ids, general=True)
+        jump = np.arange(len(self.feature))
+        jump[ids] = self.children[2 * ids + right]
+        for _ in range(self._jump_rounds):  # pointer doubling: chains of length <= max_depth
+            jump = jump[jump]
+        return jump[self.roots], jump[self.children]
+
+    def _walk(self, flat, leaf, todo, children, general) -> None:
+        """Advance the (row, tree) pairs ``todo`` of ``leaf`` to their leaves, in place."""
+        nf, nt = self.n_features, self.n_trees
+        node = leaf[todo]
+        row_off = (todo // nt) * nf
+        for _ in range(self.max_depth):
+            x = flat[row_off + self.feature[node]]
+            node = children[2 * node + self._go_right(x, node, general)]
+            inner = self._internal[node]
+            if not inner.all():  # drop finished pairs: trees end at different depths
+                leaf[todo] = node
+                if not inner.any():
+                    return
+                todo, node, row_off = todo[inner], node[inner], row_off[inner]
+        leaf[todo] = node
+
+    def _go_right(self, x: np.ndarray, node: np.ndarray, general: bool) -> np.ndarray:
+        if not general:
+            return ~(x <= self.threshold[node])
+        mt = self.missing[node]
+        nan = np.isnan(x)
+        x = np.where(nan & (mt != _MISSING_NAN), 0.0, x)
+        use_default = ((mt == _MISSING_ZERO) & (np.abs(x) <= _ZERO)) | ((mt == _MISSING_NAN) & nan)
+        return np.where(use_default, ~self.default_left[node], ~(x <= self.threshold[node]))
+
+
+def _ints(text: str, what: str, count: int, source: str) -> np.ndarray:
+    try:
+        arr = np.array([int(v) for v in text.split()], dtype=np.int64)
+    except ValueError:
+        raise ModelLoadError(f"{source}: {what} holds a non-integer value") from None
+    if arr.size != count:
+        raise ModelLoadError(f"{source}: {what} has {arr.size} values, expected {count}")
+    return arr
+
+
+def _floats(text: str, what: str, count: int, source: str) -> np.ndarray:
+    try:
+        arr = np.array([float(v) for v in text.split()], dtype=np.float64)
+    except ValueError:
+        raise ModelLoadError(f"{source}: {what} holds a non-numeric value") from None
+    if arr.size != count:
+        raise ModelLoadError(f"{source}: {what} has {arr.size} values, expected {count}")
+    return arr
+
+
+def _key_values(lines: list[str]) -> dict[str, str]:
+    out = {}
+    for line in lines:
+        key, sep, val = line.partition("=")
+        if sep:
+            out[key.strip()] = val.strip()
+    return out
+
+
+@dataclass
+class _Tree:
+    n_leaves: int
+    feature: np.ndarray
+    threshold: np.ndarray
+    decision: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    leaf_value: np.ndarray
+
+
+def _parse_tree(block: list[str], index: int, n_features: int, source: str) -> _Tree:
+    kv = _key_values(block)
+    where = f"{source}: Tree={index}"
+    try:
+        n_leaves = int(kv["num_leaves"])
+    except (KeyError, ValueError):
+        raise ModelLoadError(f"{where} has no valid num_leaves") from None
+    if n_leaves < 1:
+        raise ModelLoadError(f"{where} has num_leaves={n_leaves}")
+    if kv.get("num_cat", "0") != "0":
+        raise ModelLoadError(f"{where} uses categorical splits, which tree_model does not "
+                             "evaluate (keep features numeric)")
+    if kv.get("is_linear", "0") != "0":
+        raise ModelLoadError(f"{where} is a linear tree, which tree_model does not evaluate")
+    if "leaf_value" not in kv:
+        raise ModelLoadError(f"{where} has no leaf_value line (truncated file?)")
+    leaf_value = _floats(kv["leaf_value"], f"Tree={index} leaf_value", n_leaves, source)
+    m = n_leaves - 1
+    if m == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return _Tree(1, empty, np.zeros(0), empty, empty, empty, leaf_value)
+    for key in ("split_feature", "threshold", "decision_type", "left_child", "right_child"):
+        if key not in kv:
+            raise ModelLoadError(f"{where} has no {key} line (truncated file?)")
+    feature = _ints(kv["split_feature"], f"Tree={index} split_feature", m, source)
+    threshold = _floats(kv["threshold"], f"Tree={index} threshold", m, source)
+    decision = _ints(kv["decision_type"], f"Tree={index} decision_type", m, source)
+    left = _ints(kv["left_child"], f"Tree={index} left_child", m, source)
+    right = _ints(kv["right_child"], f"Tree={index} right_child", m, source)
+    if feature.min() < 0 or feature.max() >= n_features:
+        raise ModelLoadError(f"{where} splits on a feature index outside 0..{n_features - 1}")
+    if (decision & _CATEGORICAL).any():
+        raise ModelLoadError(f"{where} has a categorical split, which tree_model does not "
+                             "evaluate (keep features numeric)")
+    if np.isnan(threshold).any():
+        raise ModelLoadError(f"{where} has a NaN threshold")
+    for kids, side in ((left, "left_child"), (right, "right_child")):
+        if (kids >= m).any() or (kids < -n_leaves).any():
+            raise ModelLoadError(f"{where} {side} points outside the tree")
+    return _Tree(n_leaves, feature, threshold, decision, left, right, leaf_value)
+
+
+def _depth(tree: _Tree, where: str) -> int:
+    """Longest root-to-leaf path; also checks every node is reached exactly once."""
+    if tree.n_leaves == 1:
+        return 0
+    m = tree.n_leaves - 1
+    seen_nodes = np.zeros(m, dtype=int)
+    seen_leaves = np.zeros(tree.n_leaves, dtype=int)
+    depth, frontier, level = 0, [0], 0
+    seen_nodes[0] = 1
+    while frontier:
+        level += 1
+        nxt = []
+        for node in frontier:
+            for kid in (tree.left[node], tree.right[node]):
+                if kid >= 0:
+                    seen_nodes[kid] += 1
+                    nxt.append(int(kid))
+                else:
+                    seen_leaves[~kid] += 1
+                    depth = max(depth, level)
+        if level > m + 1:
+            break
+        frontier = nxt
+    if (seen_nodes != 1).any() or (seen_leaves != 1).any():
+        raise ModelLoadError(f"{where} is not a tree (a node is unreachable or shared)")
+    return depth
+
+
+def parse_model(text: str, source: str = "model") -> TreeEnsemble:
+    """Parse LightGBM's ``save_model`` text; ``source`` names the file in errors."""
+    if not text.strip():
+        raise ModelLoadError(f"{source}: the file is empty")
+    lines = text.splitlines()
+    if lines[0].strip() != "tree":
+        raise ModelLoadError(f"{source}: not a LightGBM text model (first line is "
+                             f"{lines[0][:40]!r}, expected 'tree')")
+    try:
+        end = next(i for i, ln in enumerate(lines) if ln.strip() == "end of trees")
+    except StopIteration:
+        raise ModelLoadError(f"{source}: no 'end of trees' line: the file is truncated") from None
+    starts = [i for i in range(end) if lines[i].startswith("Tree=")]
+    header = _key_values(lines[:starts[0] if starts else end])
+    for key, want in (("num_class", "1"), ("num_tree_per_iteration", "1")):
+        if header.get(key, "1") != want:
+            raise ModelLoadError(f"{source}: {key}={header[key]}; only single-output models "
+                                 "are supported")
+    objective = header.get("objective", "")
+    obj_words = objective.split()
+    if not obj_words or obj_words[0] not in RAW_OBJECTIVES or "sqrt" in obj_words:
+        raise ModelLoadError(f"{source}: objective {objective!r} is not supported "
+                             f"(raw-score objectives: {RAW_OBJECTIVES})")
+    try:
+        n_features = int(header["max_feature_idx"]) + 1
+    except (KeyError, ValueError):
+        raise ModelLoadError(f"{source}: no valid max_feature_idx in the header") from None
+    names = tuple(header.get("feature_names", "").split())
+    if len(names) != n_features:
+        raise ModelLoadError(f"{source}: {len(names)} feature_names for {n_features} features")
+    sizes = header.get("tree_sizes")
+    if sizes is not None and len(sizes.split()) != len(starts):
+        raise ModelLoadError(f"{source}: header lists {len(sizes.split())} trees, the file "
+                             f"holds {len(starts)} (truncated or edited)")
+    trees = []
+    for j, start in enumerate(starts):
+        stop = starts[j + 1] if j + 1 < len(starts) else end
+        label = lines[start].partition("=")[2].strip()
+        if label != str(j):
+            raise ModelLoadError(f"{source}: tree {j} is labelled {lines[start]!r}")
+        trees.append(_parse_tree(lines[start + 1:stop], j, n_features, source))
+    average = any(ln.strip() == "average_output" for ln in lines[:starts[0] if starts else end])
+    return _assemble(trees, names, obj_words[0], average, source)
+
+
+def _assemble(trees: list[_Tree], names, objective: str, average: bool,
+              source: str) -> TreeEnsemble:
+    total = sum(2 * t.n_leaves - 1 for t in trees)
+    feature = np.zeros(total, dtype=np.int64)
+    threshold = np.full(total, np.inf)
+    children = np.zeros(2 * total, dtype=np.int64)
+    missing = np.zeros(total, dtype=np.int8)
+    default_left = np.zeros(total, dtype=bool)
+    value = np.zeros(total)
+    roots = np.zeros(len(trees), dtype=np.int64)
+    base, max_depth = 0, 0
+    for j, t in enumerate(trees):
+        m = t.n_leaves - 1
+        leaf_base = base + m
+        max_depth = max(max_depth, _depth(t, f"{source}: Tree={j}"))
+        ids = np.arange(base, base + m)
+        feature[ids] = t.feature
+        threshold[ids] = t.threshold
+        missing[ids] = (t.decision >> 2) & 3
+        default_left[ids] = (t.decision & _DEFAULT_LEFT) != 0
+        glob = lambda kid: np.where(kid >= 0, base + kid, leaf_base + ~kid)  # noqa: B023
+        children[2 * ids] = glob(t.left)
+        children[2 * ids + 1] = glob(t.right)
+        leaves = np.arange(leaf_base, leaf_base + t.n_leaves)
+        children[2 * leaves] = leaves
+        children[2 * leaves + 1] = leaves
+        value[leaves] = t.leaf_value
+        roots[j] = base if m else leaf_base
+        base = leaf_base + t.n_leaves
+    if (missing == 3).any():
+        raise ModelLoadError(f"{source}: unknown missing type in decision_type")
+    scale = 1.0 / len(trees) if average and trees else 1.0
+    return TreeEnsemble(tuple(names), objective, len(trees), max_depth, roots, feature,
+                        threshold, children, missing, default_left, value, scale)
+
+
+def load_ensemble(path: str | Path) -> TreeEnsemble:
+    """Read and parse a model file; errors name the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModelLoadError(f"{path}: model file not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ModelLoadError(f"{path}: cannot read the model file: {e}") from None
+    return parse_model(text, str(path))
+
+
+__all__ = ["ModelLoadError", "TreeEnsemble", "load_ensemble", "parse_model", "sha256_file"]

@@ -1,0 +1,95 @@
+"""Kernel launches that can be recorded once and replayed with new tensors.
+
+Families launch through ``launch_kernel`` and allocate scratch through
+``workspace``. Normally both act at once; while a ``Recorder`` is active they
+also note what was launched, so the dispatcher can keep the argument list and
+replay it for the next call of the same signature with only the tensors swapped.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass, field
+
+import torch
+
+_recorder: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar(
+    "convdispatch_recorder", default=None)
+
+
+@dataclass
+class Step:
+    kernel: object
+    grid: tuple
+    args: list
+    kwargs: dict
+    slots: list[tuple[int, str]] = field(default_factory=list)  # (arg position, tensor name)
+
+
+@dataclass
+class Scratch:
+    name: str
+    shape: tuple
+    dtype: torch.dtype
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.scratch: list[Scratch] = []
+        self._scratch_ids: dict[int, str] = {}
+
+    def __enter__(self) -> Recorder:
+        self._token = _recorder.set(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _recorder.reset(self._token)
+
+
+def launch_kernel(kernel, grid: tuple, *args, **kwargs) -> None:
+    rec = _recorder.get()
+    if rec is not None:
+        rec.steps.append(Step(kernel, tuple(grid), list(args), dict(kwargs)))
+    kernel[grid](*args, **kwargs)
+
+
+def workspace(shape: tuple, device, dtype=torch.float32) -> torch.Tensor:
+    t = torch.empty(shape, device=device, dtype=dtype)
+    rec = _recorder.get()
+    if rec is not None:
+        name = f"scratch{len(rec.scratch)}"
+        rec.scratch.append(Scratch(name, tuple(shape), dtype))
+        rec._scratch_ids[id(t)] = name
+    return t
+
+
+class Plan:
+    """Recorded launches of one call signature; ``run`` swaps in a new call's tensors."""
+
+    def __init__(self, rec: Recorder, named: dict[str, torch.Tensor | None]) -> None:
+        by_ptr: dict[int, str] = {}
+        for name, t in named.items():
+            if t is not None:
+                by_ptr[id(t)] = name
+        by_ptr.update(rec._scratch_ids)
+        self.scratch = rec.scratch
+        self.steps = rec.steps
+        for step in self.steps:
+            for i, a in enumerate(step.args):
+                if isinstance(a, torch.Tensor):
+                    name = by_ptr.get(id(a))
+                    if name is None:
+                        raise RuntimeError("a recorded launch took a tensor the plan cannot "
+                                           "rebind")
+                    step.slots.append((i, name))
+                    step.args[i] = None  # hold no reference to the first call's tensors
+
+    def run(self, tensors: dict[str, torch.Tensor | None], device) -> None:
+        for s in self.scratch:
+            tensors[s.name] = torch.empty(s.shape, device=device, dtype=s.dtype)
+        for step in self.steps:
+            args = list(step.args)
+            for i, name in step.slots:
+                args[i] = tensors[name]
+            step.kernel[step.grid](*args, **step.kwargs)

@@ -1,0 +1,61 @@
+"""Shared test utilities: fresh random tensors, float64 references, relative error."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from convdispatch.kernels.geometry import ConvGeometry
+
+# float32 follows torch.backends.cudnn.allow_tf32 (on by default), hence tf32-level error.
+TOL = {"float32": 2e-3, "float16": 5e-3, "bfloat16": 3e-2}
+
+
+def tensors_for(geom: ConvGeometry, seed: int = 0, bias: bool = True):
+    """Random input, weight, bias in the geometry's dtype and layout (never zeros)."""
+    gen = torch.Generator().manual_seed(seed)
+    dt = getattr(torch, geom.dtype)
+    sp = (geom.d, geom.h, geom.w)[3 - geom.dims:]
+    fl = (geom.t, geom.r, geom.s)[3 - geom.dims:]
+    x = torch.randn(geom.n, geom.c, *sp, generator=gen).to(dt)
+    w = (torch.randn(geom.k, geom.cg, *fl, generator=gen) / geom.gemm_k ** 0.5).to(dt)
+    b = torch.randn(geom.k, generator=gen).to(dt) if bias else None
+    if geom.layout == "channels_last":
+        fmt = torch.channels_last if geom.dims == 2 else torch.channels_last_3d
+        x = x.to(memory_format=fmt)
+        w = w.to(memory_format=fmt)
+    return x, w, b
+
+
+def conv_kwargs(geom: ConvGeometry) -> dict:
+    lead = 3 - geom.dims
+    return dict(stride=geom.stride[lead:], padding=geom.pad[lead:],
+                dilation=geom.dilation[lead:], groups=geom.g)
+
+
+def reference(geom: ConvGeometry, x, w, b=None, residual=None, activation=None):
+    """float64 torch result of act(conv + bias + residual)."""
+    fn = F.conv2d if geom.dims == 2 else F.conv3d
+    y = fn(x.double(), w.double(), None if b is None else b.double(), **conv_kwargs(geom))
+    if residual is not None:
+        y = y + residual.double()
+    acts = {None: lambda t: t, "relu": F.relu, "relu6": F.relu6, "gelu": F.gelu,
+            "silu": F.silu}
+    return acts[activation](y)
+
+
+def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    out = out.double()
+    if not torch.isfinite(out).all():
+        return float("inf")
+    return float((out - ref).norm() / ref.norm().clamp_min(1e-300))
+
+
+def poisoned_out(geom: ConvGeometry, like: torch.Tensor) -> torch.Tensor:
+    """An output buffer full of NaN in the geometry's layout: unwritten elements show."""
+    shape = [geom.n, geom.k, *geom.out_spatial[3 - geom.dims:]]
+    out = torch.full(shape, float("nan"), dtype=like.dtype)
+    if geom.layout == "channels_last":
+        fmt = torch.channels_last if geom.dims == 2 else torch.channels_last_3d
+        out = out.to(memory_format=fmt)
+    return out

@@ -1,0 +1,345 @@
+"""The torch-style API, modules, explain(), forcing, caching and bad input, on the interpreter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+from helpers import rel_err
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import convdispatch as cd
+from convdispatch.dispatcher import CACHE, api, clear_cache, registry
+from convdispatch.kernels.geometry import ConvGeometry
+
+TOL32 = 2e-3
+
+
+def _rand(*shape, cl=False, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(*shape, generator=g).to(dtype)
+    if cl:
+        t = t.to(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
+    return t
+
+
+def _ref(dims, x, w, b=None, **kw):
+    fn = F.conv2d if dims == 2 else F.conv3d
+    return fn(x.double(), w.double(), None if b is None else b.double(), **kw)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(stride=1, padding=1), dict(stride=2, padding=(1, 0)), dict(padding="same"),
+    dict(padding="valid"), dict(dilation=2, padding=2), dict(stride=(2, 1), padding=0),
+])
+@pytest.mark.parametrize("cl", [True, False])
+def test_conv2d_matches_torch(kw, cl):
+    x = _rand(2, 32, 7, 6, cl=cl)
+    w = _rand(16, 32, 3, 3, seed=1) / 10
+    b = _rand(16, seed=2)
+    out = cd.conv2d(x, w, b, **kw)
+    assert rel_err(out, _ref(2, x, w, b, **kw)) < TOL32
+    fmt = torch.channels_last if cl else torch.contiguous_format
+    assert out.is_contiguous(memory_format=fmt), "output keeps the input's memory format"
+
+
+def test_same_padding_even_kernel_is_asymmetric_like_torch():
+    x = _rand(1, 32, 6, 6)
+    w = _rand(8, 32, 4, 2, seed=1) / 10
+    out = cd.conv2d(x, w, padding="same")
+    ref = _ref(2, x, w, padding="same")
+    assert out.shape == ref.shape and rel_err(out, ref) < TOL32
+
+
+@pytest.mark.parametrize("groups,cin,cout", [(4, 32, 64), (16, 16, 16), (8, 8, 16), (2, 64, 32)])
+def test_grouped_and_depthwise(groups, cin, cout):
+    x = _rand(2, cin, 6, 6, cl=True)
+    w = _rand(cout, cin // groups, 3, 3, seed=1) / 4
+    out = cd.conv2d(x, w, None, 1, 1, 1, groups)
+    assert rel_err(out, _ref(2, x, w, padding=1, groups=groups)) < TOL32
+
+
+def test_conv3d_and_unbatched_input():
+    x = _rand(1, 16, 3, 5, 5, cl=True)
+    w = _rand(8, 16, 3, 1, 3, seed=1) / 6
+    out = cd.conv3d(x, w, stride=(1, 2, 1), padding=(1, 0, 1))
+    assert rel_err(out, _ref(3, x, w, stride=(1, 2, 1), padding=(1, 0, 1))) < TOL32
+    xu = _rand(32, 6, 6)
+    w2 = _rand(16, 32, 3, 3, seed=3) / 10
+    out = cd.conv2d(xu, w2, padding=1)
+    assert out.shape == (16, 6, 6)
+    assert rel_err(out, _ref(2, xu.unsqueeze(0), w2, padding=1)[0]) < TOL32
+
+
+@pytest.mark.parametrize("activation", ["relu", "relu6", "gelu", "silu"])
+def test_fused_epilogue(activation):
+    x = _rand(2, 32, 5, 5, cl=True)
+    w = _rand(32, 32, 3, 3, seed=1) / 10
+    b = _rand(32, seed=2)
+    res = _rand(2, 32, 5, 5, seed=3, cl=True)
+    out = cd.conv2d(x, w, b, padding=1, activation=activation, residual=res)
+    ref = getattr(F, activation)(_ref(2, x, w, b, padding=1) + res.double())
+    assert rel_err(out, ref) < TOL32
+
+
+def test_nan_propagates_like_torch():
+    x = _rand(1, 32, 4, 4, cl=True)
+    x[0, 3, 1, 1] = float("nan")
+    w = _rand(16, 32, 3, 3, seed=1)
+    out = cd.conv2d(x, w, padding=1, activation="relu")
+    ref = F.relu(F.conv2d(x, w, padding=1))
+    assert torch.equal(torch.isnan(out), torch.isnan(ref)) and torch.isnan(out).any()
+
+
+def test_zero_size_batch_gives_empty_output():
+    out = cd.conv2d(torch.randn(0, 32, 6, 6), torch.randn(16, 32, 3, 3), padding=1)
+    assert out.shape == (0, 16, 6, 6)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_geometries_match_torch(data):
+    """Property: for any valid small geometry the chosen kernel matches torch."""
+    dims = data.draw(st.sampled_from([2, 2, 3]))
+    groups = data.draw(st.sampled_from([1, 1, 2, 4]))
+    cg = data.draw(st.sampled_from([1, 3, 8, 16, 33]))
+    kg = data.draw(st.sampled_from([1, 4, 16, 24]))
+    ks = tuple(data.draw(st.integers(1, 3)) for _ in range(dims))
+    stride = tuple(data.draw(st.integers(1, 2)) for _ in range(dims))
+    dil = tuple(data.draw(st.integers(1, 2)) for _ in range(dims))
+    pad = tuple(data.draw(st.integers(0, 1)) for _ in range(dims))
+    sizes = tuple(data.draw(st.integers(max(3, d * (k - 1) + 1), 7)) for k, d in zip(ks, dil))
+    if dims == 3:
+        sizes = (min(sizes[0], 3),) + sizes[1:]
+    cl = data.draw(st.booleans())
+    n = data.draw(st.integers(1, 2))
+    x = _rand(n, cg * groups, *sizes, cl=cl)
+    w = _rand(kg * groups, cg, *ks, seed=1) / 4
+    fn = cd.conv2d if dims == 2 else cd.conv3d
+    out = fn(x, w, None, stride, pad, dil, groups)
+    ref = _ref(dims, x, w, stride=stride, padding=pad, dilation=dil, groups=groups)
+    assert out.shape == ref.shape
+    assert rel_err(out, ref) < TOL32
+
+
+# --- bad input: the same exception type as torch, with a message naming the problem ------
+BAD = {
+    "input rank": (lambda f: f(torch.randn(1, 2, 4, 8, 8), torch.randn(8, 4, 3, 3)), "input"),
+    "weight rank": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3)), ""),
+    "groups not dividing": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 2, 3, 3),
+                                        groups=3), "groups"),
+    "channel mismatch": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 3, 3, 3)),
+                         "channels"),
+    "bias size": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3), torch.randn(7)),
+                  "bias"),
+    "negative padding": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3),
+                                     padding=-1), "padding"),
+    "zero stride": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3), stride=0),
+                    "stride"),
+    "zero groups": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3), groups=0),
+                    "groups"),
+    "same with stride": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3),
+                                     stride=2, padding="same"), "same"),
+    "bad padding string": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3),
+                                       padding="full"), "padding"),
+    "input too small": (lambda f: f(torch.randn(2, 4, 2, 2), torch.randn(8, 4, 3, 3)),
+                        "Kernel size"),
+    "dtype mismatch": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3).half()),
+                       "type"),
+    "bias dtype": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3),
+                               torch.randn(8).half()), "bias"),
+    "not a tensor": (lambda f: f([1, 2], torch.randn(8, 4, 3, 3)), "input"),
+    "stride length": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3),
+                                  stride=(1, 1, 1)), "stride"),
+    "float stride": (lambda f: f(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3),
+                                 stride=1.5), "stride"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_raises_like_torch(name):
+    call, words = BAD[name]
+    with pytest.raises(Exception) as theirs:
+        call(F.conv2d)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(cd.conv2d)
+    assert words.lower() in str(ours.value).lower(), str(ours.value)
+
+
+def test_tensors_on_different_devices():
+    with pytest.raises(RuntimeError, match="same device"):
+        cd.conv2d(torch.randn(2, 4, 8, 8), torch.randn(8, 4, 3, 3), torch.randn(8, device="meta"))
+
+
+def test_bad_activation_and_residual():
+    x, w = torch.randn(1, 32, 4, 4), torch.randn(8, 32, 3, 3)
+    with pytest.raises(ValueError, match="activation"):
+        cd.conv2d(x, w, activation="tanh")
+    with pytest.raises(RuntimeError, match="residual"):
+        cd.conv2d(x, w, padding=1, residual=torch.randn(1, 8, 3, 3))
+    with pytest.raises(TypeError, match="residual"):
+        cd.conv2d(x, w, residual=[1.0])
+
+
+# --- fallback and strict mode -------------------------------------------------------------
+def test_unsupported_dtype_falls_back_with_one_warning():
+    api_fallback = __import__("convdispatch.dispatcher.fallback", fromlist=["_warned"])
+    api_fallback._warned.clear()
+    x, w = torch.randn(1, 4, 5, 5, dtype=torch.float64), torch.randn(8, 4, 3, 3,
+                                                                     dtype=torch.float64)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        out1 = cd.conv2d(x, w, activation="relu")
+        cd.conv2d(x, w, activation="relu")
+    assert sum(issubclass(r.category, cd.FallbackWarning) for r in rec) == 1
+    assert torch.allclose(out1, F.relu(F.conv2d(x, w)))
+
+
+def test_strict_mode_raises_instead_of_falling_back():
+    x, w = torch.randn(1, 4, 5, 5, dtype=torch.float64), torch.randn(8, 4, 3, 3,
+                                                                     dtype=torch.float64)
+    cd.set_strict(True)
+    try:
+        with pytest.raises(RuntimeError, match="strict"):
+            cd.conv2d(x, w)
+    finally:
+        cd.set_strict(False)
+    with pytest.raises(TypeError):
+        cd.set_strict("yes")
+
+
+def test_cpu_without_interpreter_falls_back(monkeypatch):
+    monkeypatch.setattr(api, "interpreter_enabled", lambda: False)
+    clear_cache()
+    x, w = torch.randn(1, 32, 5, 5), torch.randn(8, 32, 3, 3)
+    with pytest.warns(cd.FallbackWarning, match="TRITON_INTERPRET"):
+        out = cd.conv2d(x, w, padding=1, activation="gelu")
+    assert torch.allclose(out, F.gelu(F.conv2d(x, w, padding=1)), atol=1e-5)
+    clear_cache()
+
+
+def test_autograd_goes_through_torch_and_trains():
+    x = torch.randn(2, 32, 5, 5, requires_grad=True)
+    conv = cd.Conv2d(32, 8, 3, padding=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cd.FallbackWarning)
+        y = conv(x).square().sum()
+    y.backward()
+    assert x.grad is not None and conv.weight.grad is not None
+
+
+# --- modules ------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["zeros", "reflect", "circular", "replicate"])
+def test_conv2d_module_is_drop_in(mode):
+    ref = torch.nn.Conv2d(32, 16, 3, padding=1, bias=True, padding_mode=mode)
+    ours = cd.Conv2d(32, 16, 3, padding=1, bias=True, padding_mode=mode)
+    ours.load_state_dict(ref.state_dict())
+    assert list(ours.state_dict()) == list(ref.state_dict())
+    x = torch.randn(2, 32, 6, 6)
+    with torch.no_grad():
+        assert rel_err(ours(x), ref(x).double()) < TOL32
+
+
+def test_conv3d_module_is_drop_in():
+    ref = torch.nn.Conv3d(16, 8, (1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1), groups=2)
+    ours = cd.Conv3d(16, 8, (1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1), groups=2)
+    ours.load_state_dict(ref.state_dict())
+    x = torch.randn(1, 16, 2, 6, 6)
+    with torch.no_grad():
+        assert rel_err(ours(x), ref(x).double()) < TOL32
+
+
+# --- explain, forcing, cache --------------------------------------------------------------
+def test_explain_tensor_and_bare_geometry():
+    x, w = torch.randn(2, 32, 6, 6), torch.randn(16, 32, 3, 3)
+    e = cd.explain(x, w, padding=1)
+    assert e.candidate == e.ranked[0][0] and e.reason and e.chooser in ("rule", "model")
+    assert e.candidate.id in str(e)
+    geom = ConvGeometry(n=32, c=64, k=64, h=56, w=56, r=3, s=3, pad=(0, 1, 1))
+    e2 = cd.explain(geom, gpu="h100")
+    assert e2.device.key == "h100" and len(e2.ranked) > 3
+    assert all(c.family in {f.name for f in registry.families()} for c, _ in e2.ranked)
+    with pytest.raises(ValueError, match="unknown GPU"):
+        cd.explain(geom, gpu="tpu-v9")
+    with pytest.raises(TypeError):
+        cd.explain("not a tensor")
+    e3 = cd.explain(torch.randn(1, 4, 5, 5, dtype=torch.float64),
+                    torch.randn(2, 4, 3, 3, dtype=torch.float64))
+    assert e3.fallback and "dtype" in e3.fallback
+
+
+def test_force_runs_the_named_candidate(monkeypatch):
+    x, w = torch.randn(1, 64, 6, 6), torch.randn(32, 64, 3, 3) / 10
+    geom = cd.explain(x, w, padding=1).geometry
+    from convdispatch.kernels.device import INTERPRETER
+
+    cand = [c for c in registry.candidates(geom, INTERPRETER) if c.family == "splitk"][0]
+    ran = []
+    fam = registry.family("splitk")
+    orig = fam.launch
+    monkeypatch.setattr(fam, "launch", lambda call, cfg: (ran.append(cfg), orig(call, cfg)))
+    with cd.force(cand.id):
+        out = cd.conv2d(x, w, padding=1)
+    assert ran == [cand.config]
+    assert rel_err(out, _ref(2, x, w, padding=1)) < TOL32
+    with pytest.raises(ValueError, match="cannot run"):
+        with cd.force("stem:" + str(registry.family("stem").configs[0])):
+            cd.conv2d(x, w, padding=1)
+    with pytest.raises(ValueError, match="unknown kernel family"):
+        with cd.force("warp_drive:BLOCK_M=64"):
+            pass
+
+
+def test_decision_cache_and_replay_plan():
+    clear_cache()
+    x, w = torch.randn(1, 32, 6, 6), torch.randn(16, 32, 3, 3)
+    cd.conv2d(x, w, padding=1)
+    misses = CACHE.misses
+    x2 = torch.randn(1, 32, 6, 6)
+    out = cd.conv2d(x2, w, padding=1)  # replayed plan with new tensors
+    assert CACHE.misses == misses and len(api.PLANS) == 1
+    assert rel_err(out, _ref(2, x2, w, padding=1)) < TOL32
+    cd.conv2d(x2.to(memory_format=torch.channels_last), w, padding=1)
+    assert len(api.PLANS) == 2, "another layout is another signature"
+
+
+def test_threads_share_one_decision_and_get_right_results():
+    clear_cache()
+    x = [torch.randn(1, 32, 5, 5) for _ in range(6)]
+    w = torch.randn(16, 32, 3, 3)
+    outs: dict[int, torch.Tensor] = {}
+    errors = []
+
+    def work(i):
+        try:
+            outs[i] = cd.conv2d(x[i], w, padding=1)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert CACHE.misses == 1
+    for i in range(6):
+        assert rel_err(outs[i], _ref(2, x[i], w, padding=1)) < TOL32
+
+
+def test_choice_is_the_same_in_another_process():
+    code = (
+        "import convdispatch as cd\n"
+        "from convdispatch.data.problems import load_set\n"
+        "for p in load_set('resnet50')[:12] + load_set('mobilenet_v2')[:6]:\n"
+        "    print(cd.explain(p.geom, gpu='h100').candidate.id)\n"
+    )
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout for _ in range(2)]
+    assert runs[0] == runs[1] and runs[0].count("\n") == 18

@@ -1,0 +1,82 @@
+"""Every family on real-size shapes on a GPU (run through the device tool)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from convdispatch import conv2d, conv3d
+from convdispatch.dispatcher import registry, run_candidate
+from convdispatch.kernels.device import spec_of
+from convdispatch.kernels.geometry import ConvGeometry
+
+pytestmark = pytest.mark.gpu
+
+CASES = {
+    "implicit_gemm": ConvGeometry(n=8, c=128, k=128, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
+    "pointwise": ConvGeometry(n=8, c=256, k=512, h=28, w=28, r=1, s=1, stride=(1, 2, 2)),
+    "grouped_gemm": ConvGeometry(n=8, c=256, k=256, g=8, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
+    "grouped_direct": ConvGeometry(n=8, c=192, k=192, g=192, h=28, w=28, r=3, s=3,
+                                   pad=(0, 1, 1)),
+    "stem": ConvGeometry(n=4, c=3, k=64, h=224, w=224, r=7, s=7, stride=(1, 2, 2),
+                         pad=(0, 3, 3)),
+    "splitk": ConvGeometry(n=1, c=512, k=512, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+}
+
+
+def tensors(geom, layout="channels_last", dtype=torch.float16, seed=0):
+    torch.manual_seed(seed)
+    sp = (geom.d, geom.h, geom.w)[3 - geom.dims:]
+    fl = (geom.t, geom.r, geom.s)[3 - geom.dims:]
+    x = torch.randn(geom.n, geom.c, *sp, device="cuda", dtype=dtype)
+    w = torch.randn(geom.k, geom.cg, *fl, device="cuda", dtype=dtype) / geom.gemm_k ** 0.5
+    if layout == "channels_last":
+        fmt = torch.channels_last if geom.dims == 2 else torch.channels_last_3d
+        x, w = x.to(memory_format=fmt), w.to(memory_format=fmt)
+    return x, w, torch.randn(geom.k, device="cuda", dtype=dtype)
+
+
+def reference(geom, x, w, b):
+    lead = 3 - geom.dims
+    fn = F.conv2d if geom.dims == 2 else F.conv3d
+    return fn(x.float(), w.float(), b.float(), geom.stride[lead:], geom.pad[lead:],
+              geom.dilation[lead:], geom.g)
+
+
+def rel(a, b):
+    return float((a.float() - b).norm() / b.norm())
+
+
+@pytest.mark.parametrize("family", sorted(CASES))
+def test_family_configs_on_real_shapes(family):
+    geom = CASES[family]
+    cands = [c for c in registry.candidates(geom, spec_of("cuda")) if c.family == family]
+    assert cands, f"{family} has no feasible config for {geom.describe()}"
+    x, w, b = tensors(geom)
+    ref = reference(geom, x, w, b)
+    for cand in cands[:: max(1, len(cands) // 4)]:
+        out = torch.full(ref.shape, float("nan"), device="cuda", dtype=x.dtype).to(
+            memory_format=torch.channels_last)
+        run_candidate(cand, x, w, b, geom, out=out)
+        assert rel(out, ref) < 1e-2, cand.id
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float16, 1e-2), (torch.bfloat16, 3e-2),
+                                       (torch.float32, 1e-2)])
+@pytest.mark.parametrize("layout", ["channels_last", "contiguous"])
+def test_call_path_dtypes_layouts(dtype, tol, layout):
+    geom = ConvGeometry(n=4, c=64, k=96, h=30, w=30, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))
+    x, w, b = tensors(geom, layout, dtype)
+    res = torch.randn(4, 96, 15, 15, device="cuda", dtype=dtype)
+    out = conv2d(x, w, b, stride=2, padding=1, activation="silu", residual=res)
+    ref = F.silu(reference(geom, x, w, b) + res.float())
+    assert rel(out, ref) < tol
+    want = torch.channels_last if layout == "channels_last" else torch.contiguous_format
+    assert out.is_contiguous(memory_format=want)
+
+
+def test_conv3d_real_size():
+    geom = ConvGeometry(n=2, c=64, k=64, d=8, h=28, w=28, t=3, r=3, s=3, pad=(1, 1, 1), dims=3)
+    x, w, b = tensors(geom)
+    out = conv3d(x, w, b, padding=1)
+    assert rel(out, reference(geom, x, w, b)) < 1e-2

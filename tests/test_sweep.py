@@ -1,0 +1,384 @@
+"""The sweep harness on the CPU with the fake backend: resume, interruption, shards, merge,
+failure paths, CSV validation and the CLI. Worker processes are real (spawned)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from convdispatch import cli
+from convdispatch.dispatcher import registry
+from convdispatch.kernels.base import Candidate, Config
+from convdispatch.kernels.device import lookup
+from convdispatch.kernels.geometry import ConvGeometry
+from convdispatch.validation import sweep as sweep_mod
+from convdispatch.validation.backends import FakeBackend
+from convdispatch.validation.merge import merge
+from convdispatch.validation.sweep import parse_shard, run_sweep, shard_problems, spread
+from convdispatch.validation.sweep_csv import FIELDNAMES, append_rows, read_sweep
+from convdispatch.validation.sweep_meta import read_sidecar, sidecar_path, write_sidecar
+from convdispatch.validation.sweep_schema import KEY_COLUMNS, STATUSES
+
+LIMIT = 3  # candidates per problem from the real registry
+
+
+@dataclass(frozen=True)
+class P:
+    id: str
+    set: str
+    layer: str
+    geom: ConvGeometry
+
+
+def make_problems(count: int) -> list[P]:
+    out = []
+    for i in range(count):
+        g = ConvGeometry(n=1 + i, c=16 * (1 + i % 2), k=32, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
+        out.append(P(f"unit/l{i}/n{g.n}/float16", "unit", f"l{i}", g))
+    return out
+
+
+PROBLEMS = make_problems(4)
+
+
+def sweep(problems, out, **kw):
+    kw.setdefault("backend", FakeBackend())
+    kw.setdefault("jobs", 1)
+    kw.setdefault("limit_candidates", LIMIT)
+    return run_sweep(problems, out, quiet=True, command=["test"], **kw)
+
+
+def rows_by_key(df: pd.DataFrame) -> pd.DataFrame:
+    return df.sort_values(list(KEY_COLUMNS)).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory) -> Path:
+    """One complete, uninterrupted sweep of PROBLEMS through the real registry."""
+    out = tmp_path_factory.mktemp("full") / "full.csv"
+    summary = sweep(PROBLEMS, out, jobs=2)
+    assert summary["problems_done"] == len(PROBLEMS)
+    assert not summary["interrupted"]
+    return out
+
+
+def copy_run(src: Path, dst: Path) -> Path:
+    shutil.copy(src, dst)
+    shutil.copy(sidecar_path(src), sidecar_path(dst))
+    return dst
+
+
+# -- a complete run ------------------------------------------------------------------
+
+def test_rows_follow_registry_and_fake_backend(full_run):
+    df = read_sweep(full_run)
+    spec = lookup("h100")
+    fake = FakeBackend()
+    assert list(df.columns) == FIELDNAMES
+    for p in PROBLEMS:
+        want = spread(registry.candidates(p.geom, spec), LIMIT)
+        got = df[df.problem_id == p.id]
+        assert sorted(got.family + ":" + got.config) == sorted(c.id for c in want)
+        assert (got["set"] == p.set).all() and (got["layer"] == p.layer).all()
+        for col, val in p.geom.as_row().items():
+            assert (got[col] == val).all(), col
+        cudnn = fake.time(p.id, p.geom, None).latency[0]
+        assert got["cudnn_us"].tolist() == pytest.approx([cudnn] * len(got), rel=1e-6)
+        for _, r in got.iterrows():
+            lat = fake.time(p.id, p.geom, f"{r.family}:{r.config}").latency
+            assert r.latency_us == pytest.approx(lat[0], rel=1e-6)
+            assert r.latency_p20_us <= r.latency_us <= r.latency_p80_us
+            assert r.tflops == pytest.approx(p.geom.flops / r.latency_us / 1e6, rel=1e-5)
+            assert r.gbps == pytest.approx(p.geom.min_bytes / r.latency_us / 1e3, rel=1e-5)
+    assert set(df.status) == {"ok"} and (df.ok == 1).all()
+    assert (df.gpu == fake.environment()["gpu"]["name"]).all()
+
+
+def test_sidecar_records_environment_and_summary(full_run):
+    meta = read_sidecar(sidecar_path(full_run))
+    assert meta["gpu"]["sm_count"] == lookup("h100").sm_count
+    assert meta["software"]["triton"] and meta["software"]["torch"]
+    assert meta["harness"]["backend"] == "fake"
+    assert meta["harness"]["limit_candidates"] == LIMIT
+    assert meta["shard"] == [0, 1]
+    run = meta["runs"][-1]
+    assert run["command"] == ["test"] and run["start"] and run["end"] and run["host"]
+    s = meta["summary"]
+    assert s["rows_written"] == len(read_sweep(full_run))
+    assert s["candidates_timed"] == s["rows_written"]
+    assert s["candidates_timed_per_s"] > 0 and s["compile_s_mean"] > 0
+
+
+def test_resume_skips_done_rows(full_run, tmp_path):
+    out = copy_run(full_run, tmp_path / "resume.csv")
+    before = out.read_bytes()
+    summary = sweep(PROBLEMS, out)
+    assert summary["problems_skipped"] == len(PROBLEMS)
+    assert summary["rows_written"] == 0 and summary["problems_done"] == 0
+    assert out.read_bytes() == before
+    assert len(read_sidecar(sidecar_path(out))["runs"]) == 2
+
+
+def test_resume_refuses_other_settings(full_run, tmp_path):
+    out = copy_run(full_run, tmp_path / "other.csv")
+    with pytest.raises(ValueError, match="limit_candidates"):
+        sweep(PROBLEMS, out, limit_candidates=LIMIT + 1)
+    with pytest.raises(ValueError, match="gpu.name"):
+        sweep(PROBLEMS, out, backend=FakeBackend(gpu="a100"))
+    with pytest.raises(ValueError, match="shard"):
+        sweep(PROBLEMS, out, shard=(0, 2))
+    sidecar_path(out).unlink()
+    with pytest.raises(ValueError, match="sidecar"):
+        sweep(PROBLEMS, out)
+
+
+# -- interruption --------------------------------------------------------------------
+
+def test_interrupted_run_keeps_finished_problems(full_run, tmp_path, monkeypatch):
+    out = tmp_path / "cut.csv"
+    real_append = sweep_mod.append_rows
+    calls = []
+
+    def append_then_die(path, rows):
+        if len(calls) == 2:  # killed after two problems were written
+            raise KeyboardInterrupt
+        calls.append(1)
+        return real_append(path, rows)
+
+    monkeypatch.setattr(sweep_mod, "append_rows", append_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        sweep(PROBLEMS, out)
+    monkeypatch.undo()
+    cut = read_sweep(out)
+    assert cut.problem_id.nunique() == 2
+    meta = read_sidecar(sidecar_path(out))
+    assert meta["runs"][-1]["interrupted"] is True
+    assert meta["summary"]["problems_done"] == 2
+
+    finished = out.read_bytes()
+    with open(out, "ab") as f:  # a row torn by a kill mid-write
+        f.write(b"unit/l9/n1/float16,unit,l9,1,16")
+    summary = sweep(PROBLEMS, out)
+    assert summary["problems_done"] == len(PROBLEMS) - 2
+    assert out.read_bytes().startswith(finished)
+    pd.testing.assert_frame_equal(rows_by_key(read_sweep(out)), rows_by_key(read_sweep(full_run)))
+
+
+# -- shards and merge ----------------------------------------------------------------
+
+def test_shards_partition_problems():
+    problems = make_problems(23)
+    for n in (1, 2, 3, 5):
+        parts = [shard_problems(problems, (i, n)) for i in range(n)]
+        ids = [p.id for part in parts for p in part]
+        assert sorted(ids) == sorted(p.id for p in problems)
+        assert max(map(len, parts)) - min(map(len, parts)) <= 1
+        assert parts == [shard_problems(problems[::-1], (i, n)) for i in range(n)]
+    for bad in ("3/2", "2/2", "1", "a/b", "-1/2", "0/0"):
+        with pytest.raises(ValueError, match="shard"):
+            parse_shard(bad)
+    assert parse_shard("1/4") == (1, 4)
+
+
+def test_cli_shards_merge_to_the_full_run(full_run, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("convdispatch.data.problems.load_problems",
+                        lambda spec, dtypes=None: list(PROBLEMS))
+    shards = []
+    for i in range(2):
+        out = tmp_path / f"s{i}.csv"
+        rc = cli.main(["sweep", "--problems", "unit", "--out", str(out), "--backend", "fake",
+                       "--shard", f"{i}/2", "--jobs", "1", "--limit-candidates", str(LIMIT),
+                       "--quiet"])
+        assert rc == 0
+        shards.append(out)
+    merged = tmp_path / "merged.csv"
+    assert cli.main(["merge", "--out", str(merged), *map(str, shards)]) == 0
+    pd.testing.assert_frame_equal(rows_by_key(read_sweep(merged)),
+                                  rows_by_key(read_sweep(full_run)))
+    meta = read_sidecar(sidecar_path(merged))
+    assert meta["merged"]["complete"] and meta["shard"] == [0, 1]
+    assert [s["shard"] for s in meta["shards"]] == [[0, 2], [1, 2]]
+    assert "--shard" in meta["shards"][0]["runs"][0]["command"]
+
+    # refusals: existing output, duplicate keys, mismatched sidecars
+    with pytest.raises(ValueError, match="already exists"):
+        merge(shards, merged)
+    dup = copy_run(shards[0], tmp_path / "dup.csv")
+    with pytest.raises(ValueError, match="more than one shard"):
+        merge([shards[0], dup], tmp_path / "m2.csv")
+    odd = copy_run(shards[1], tmp_path / "odd.csv")
+    meta = read_sidecar(sidecar_path(odd))
+    meta["software"]["triton"] = "0.0"
+    write_sidecar(sidecar_path(odd), meta)
+    with pytest.raises(ValueError, match="triton"):
+        merge([shards[0], odd], tmp_path / "m3.csv")
+    assert not (tmp_path / "m3.csv").exists()
+    capsys.readouterr()
+    assert cli.main(["merge", "--out", str(tmp_path / "m4.csv"), str(shards[0]),
+                     str(dup)]) == 2
+    assert "more than one shard" in capsys.readouterr().err
+
+
+# -- failure paths -------------------------------------------------------------------
+
+def stub_candidates(names):
+    cands = [Candidate(f"fam{i % 2}", Config(BLOCK_M=16 * (i + 1))) for i in range(len(names))]
+    return cands, {name: c.id for name, c in zip(names, cands)}
+
+
+def test_failures_are_recorded_and_later_candidates_timed(tmp_path, monkeypatch):
+    names = ["ok0", "compile", "wrong", "runtime", "crash_check", "ok1", "crash_time", "ok2",
+             "hang_time", "ok3"]
+    cands, ids = stub_candidates(names)
+    monkeypatch.setattr(registry, "candidates", lambda geom, spec: list(cands))
+    failures = {ids["compile"]: "compile_error", ids["wrong"]: "wrong",
+                ids["runtime"]: "runtime_error", ids["crash_check"]: "crash_check",
+                ids["crash_time"]: "crash_time", ids["hang_time"]: "hang_time"}
+    out = tmp_path / "fail.csv"
+    summary = sweep(PROBLEMS[:1], out, backend=FakeBackend(failures=failures), jobs=2,
+                    limit_candidates=None, time_timeout_s=3)
+    df = read_sweep(out).set_index("config")
+    status = {n: df.loc[str(c.config), "status"] for n, c in zip(names, cands)}
+    assert status == {"ok0": "ok", "compile": "compile_error", "wrong": "wrong",
+                      "runtime": "runtime_error", "crash_check": "crashed", "ok1": "ok",
+                      "crash_time": "crashed", "ok2": "ok", "hang_time": "timeout", "ok3": "ok"}
+    for n, c in zip(names, cands):
+        row = df.loc[str(c.config)]
+        assert (row.ok == 1) == (status[n] == "ok")
+        assert pd.isna(row.latency_us) == (status[n] != "ok"), n
+        assert (row.error == "") == (status[n] == "ok"), n
+    assert df.loc[str(cands[names.index("wrong")].config), "rel_err"] > 0.1
+    assert df.cudnn_us.notna().all()
+    assert summary["worker_restarts"] == 3
+    assert summary["status_counts"] == {"compile_error": 1, "crashed": 2, "ok": 4,
+                                        "runtime_error": 1, "timeout": 1, "wrong": 1}
+
+
+def test_fake_backend_rejects_unknown_failure():
+    with pytest.raises(ValueError, match="unknown fake failure"):
+        FakeBackend(failures={"x": "explode"})
+
+
+def test_run_sweep_validates_arguments(tmp_path):
+    with pytest.raises(ValueError, match="jobs"):
+        sweep(PROBLEMS, tmp_path / "a.csv", jobs=0)
+    with pytest.raises(ValueError, match="dtype"):
+        sweep(PROBLEMS, tmp_path / "a.csv", dtypes=["float8"])
+    with pytest.raises(ValueError, match=".csv"):
+        sweep(PROBLEMS, tmp_path / "a.txt")
+    with pytest.raises(ValueError, match="twice"):
+        sweep(PROBLEMS + PROBLEMS[:1], tmp_path / "a.csv")
+    with pytest.raises(TypeError, match="geom"):
+        sweep([P("x", "s", "l", "not a geometry")], tmp_path / "a.csv")
+
+
+# -- CSV validation ------------------------------------------------------------------
+
+def good_rows(n: int = 3) -> list[dict]:
+    g = PROBLEMS[0].geom
+    return [{"problem_id": "unit/l0/n1/float16", "set": "unit", "layer": "l0", **g.as_row(),
+             "family": "fam", "config": f"BLOCK_M={16 * (i + 1)}", "status": "ok", "ok": 1,
+             "rel_err": 1e-4, "latency_us": 10.0 + i, "latency_p20_us": 9.5,
+             "latency_p80_us": 11.0 + i, "tflops": 1.0, "gbps": 2.0, "cudnn_us": 12.0,
+             "compile_s": 0.5, "gpu": "fake", "error": ""} for i in range(n)]
+
+
+def write_csv(path: Path, rows: list[dict]) -> Path:
+    append_rows(path, rows)
+    return path
+
+
+def edit_cell(path: Path, data_row: int, column: str, value: str) -> None:
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    df.loc[data_row, column] = value
+    df.to_csv(path, index=False)
+
+
+def test_append_rows_writes_header_once(tmp_path):
+    path = write_csv(tmp_path / "a.csv", good_rows(2))
+    append_rows(path, good_rows(3)[2:])
+    text = path.read_text().splitlines()
+    assert text[0] == ",".join(FIELDNAMES) and len(text) == 4
+    assert sum(line.startswith("problem_id,") for line in text) == 1
+    assert len(read_sweep(path)) == 3
+    with pytest.raises(ValueError, match="unknown column"):
+        append_rows(path, [{**good_rows(1)[0], "bogus": 1}])
+
+
+@pytest.mark.parametrize("column,value,match", [
+    ("c", "x12", r"line 3 \(data row 2\): column 'c' must be an integer, got 'x12'"),
+    ("latency_us", "fast", r"line 4 \(data row 3\): column 'latency_us' must be a number"),
+    ("status", "great", r"line 3 \(data row 2\): column 'status' has unknown value 'great'"),
+    ("ok", "0", r"line 3 \(data row 2\): column 'ok' is 0 but status is 'ok'"),
+    ("family", "", r"line 3 \(data row 2\): column 'family' is empty"),
+])
+def test_read_sweep_names_bad_cells(tmp_path, column, value, match):
+    path = write_csv(tmp_path / "bad.csv", good_rows())
+    row = 2 if column == "latency_us" else 1
+    edit_cell(path, row, column, value)
+    with pytest.raises(ValueError, match=match) as e:
+        read_sweep(path)
+    assert str(path) in str(e.value)
+
+
+def test_read_sweep_rejects_missing_columns_and_duplicates(tmp_path):
+    path = write_csv(tmp_path / "m.csv", good_rows())
+    pd.read_csv(path, dtype=str).drop(columns=["gpu", "rel_err"]).to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"m\.csv: missing column\(s\) \['rel_err', 'gpu'\]"):
+        read_sweep(path)
+    rows = good_rows()
+    rows[2]["config"] = rows[0]["config"]
+    path = write_csv(tmp_path / "d.csv", rows)
+    with pytest.raises(ValueError, match=r"duplicate key .*BLOCK_M=16.* on lines \[2, 4\]"):
+        read_sweep(path)
+    with pytest.raises(FileNotFoundError, match="nope.csv"):
+        read_sweep(tmp_path / "nope.csv")
+
+
+def test_read_sweep_types_and_empty_floats(tmp_path):
+    rows = good_rows()
+    rows[1].update(status="compile_error", ok=0, latency_us=None, rel_err=float("inf"),
+                   error="CompilationError: x, y")
+    df = read_sweep(write_csv(tmp_path / "t.csv", rows))
+    assert df["c"].dtype == "int64" and df["latency_us"].dtype == "float64"
+    assert pd.isna(df.latency_us[1]) and df.rel_err[1] == float("inf")
+    assert df.error[1] == "CompilationError: x, y"
+    assert set(df.status) <= set(STATUSES)
+
+
+# -- CLI arguments -------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,match", [
+    (["--shard", "3/2"], "shard 3/2 is invalid"),
+    (["--shard", "x"], "i/n"),
+    (["--jobs", "0"], "positive integer"),
+    (["--dtype", "float8"], "unknown dtype"),
+    (["--backend", "tpu"], "invalid choice"),
+    (["--check-timeout", "-1"], "positive"),
+])
+def test_cli_rejects_bad_arguments(args, match, capsys, tmp_path):
+    argv = ["sweep", "--problems", "unit", "--out", str(tmp_path / "o.csv"), *args]
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert e.value.code == 2
+    assert match in capsys.readouterr().err
+
+
+def test_cli_requires_csv_paths(capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", "--problems", "unit", "--out", str(tmp_path / "o.txt")])
+    assert "expected a .csv path" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["merge", "--out", str(tmp_path / "m.csv")])
+    assert "inputs" in capsys.readouterr().err
+
+
+def test_sidecar_is_json_next_to_csv(tmp_path):
+    assert sidecar_path(tmp_path / "x.csv") == tmp_path / "x.meta.json"
+    with pytest.raises(ValueError, match="not a"):
+        (tmp_path / "y.meta.json").write_text(json.dumps({"format": "other"}))
+        read_sidecar(tmp_path / "y.meta.json")

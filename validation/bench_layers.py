@@ -1,0 +1,243 @@
+"""Layer-suite benchmark: convdispatch's choice vs cuDNN, same inputs, same harness.
+
+    python -m convdispatch.validation.bench_layers --suite issue2 --out DIR [--topk K]
+
+For every layer: output checked against F.conv2d/conv3d in float32 (relative
+error by norm), then the chosen kernel, the whole ``conv2d`` call and cuDNN
+(``torch.nn.functional`` on channels_last tensors) are timed with
+``triton.testing.do_bench`` (median, L2 flushed between repeats). With
+``--topk K`` the K best-ranked candidates are timed too, showing how far the
+choice is from the best of them. Writes bench.csv, bench.md and env.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from ..data.problems import Problem, load_set
+from ..dispatcher import CACHE, conv2d, conv3d, decide, run_candidate
+from ..kernels.device import spec_of
+
+SUITES = {
+    # name -> list of (set, batch sizes or None for all, filter)
+    "issue2": [("resnet50", (1, 32), None), ("resnext50_32x4d", (32,), "grouped"),
+               ("mobilenet_v2", (32,), "depthwise")],
+    "issue6": [("resnet50", (1, 32, 128), None), ("resnext50_32x4d", (32,), None),
+               ("mobilenet_v2", (32,), None), ("vgg16", (16,), None), ("sd_vae", None, None),
+               ("video3d", None, None)],
+}
+
+
+def category(p: Problem) -> str:
+    g = p.geom
+    if g.g > 1:
+        return "depthwise" if g.cg == 1 else "grouped"
+    return "dense"
+
+
+def suite_problems(name: str, dtype: str) -> list[Problem]:
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r}; known: {sorted(SUITES)}")
+    out = []
+    for set_name, batches, only in SUITES[name]:
+        for p in load_set(set_name, dtype):
+            if batches is not None and p.geom.n not in batches:
+                continue
+            if only is not None and category(p) != only:
+                continue
+            out.append(p)
+    return out
+
+
+def make_tensors(geom, device, seed: int):
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    dt = getattr(torch, geom.dtype)
+    sp = (geom.d, geom.h, geom.w)[3 - geom.dims:]
+    fl = (geom.t, geom.r, geom.s)[3 - geom.dims:]
+    x = torch.randn(geom.n, geom.c, *sp, generator=gen).to(device=device, dtype=dt)
+    w = (torch.randn(geom.k, geom.cg, *fl, generator=gen) / math.sqrt(geom.gemm_k)).to(
+        device=device, dtype=dt)
+    fmt = torch.channels_last if geom.dims == 2 else torch.channels_last_3d
+    if geom.layout == "channels_last":
+        x = x.to(memory_format=fmt)
+        w = w.to(memory_format=fmt)
+    b = torch.randn(geom.k, generator=gen).to(device=device, dtype=dt) if geom.bias else None
+    return x, w, b
+
+
+def conv_args(geom):
+    lead = 3 - geom.dims
+    return dict(stride=geom.stride[lead:], padding=geom.pad[lead:],
+                dilation=geom.dilation[lead:], groups=geom.g)
+
+
+def rel_err(out, ref) -> float:
+    out = out.float()
+    ref = ref.float()
+    if not torch.isfinite(out).all():
+        return float("inf")
+    return float((out - ref).norm() / ref.norm().clamp_min(1e-30))
+
+
+def bench(fn, rep_ms: int) -> float:
+    """Median ms of eager calls: host overhead included when it exceeds the kernel."""
+    from triton.testing import do_bench
+
+    return float(do_bench(fn, warmup=max(rep_ms // 4, 5), rep=rep_ms, return_mode="median"))
+
+
+def bench_graph(fn, rep_ms: int) -> float:
+    """Median ms of a CUDA graph replaying ``fn``: device time, host overhead removed."""
+    from triton.testing import do_bench
+
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+    return float(do_bench(graph.replay, warmup=max(rep_ms // 4, 5), rep=rep_ms,
+                          return_mode="median"))
+
+
+def run(problems: list[Problem], topk: int, rep_ms: int, log) -> list[dict]:
+    device = torch.device("cuda")
+    spec = spec_of(device)
+    rows = []
+    for i, p in enumerate(problems):
+        g = p.geom
+        x, w, b = make_tensors(g, device, seed=i)
+        kw = conv_args(g)
+        tconv = F.conv2d if g.dims == 2 else F.conv3d
+        ours = conv2d if g.dims == 2 else conv3d
+        ref = tconv(x.float(), w.float(), None if b is None else b.float(), **kw)
+        t0 = time.perf_counter()
+        dec = decide(g, spec)
+        decide_ms = (time.perf_counter() - t0) * 1e3
+        out = ours(x, w, b, **kw)
+        torch.cuda.synchronize()
+        err = rel_err(out, ref)
+        cudnn_eager_ms = bench(lambda: tconv(x, w, b, **kw), rep_ms)
+        call_eager_ms = bench(lambda: ours(x, w, b, **kw), rep_ms)
+        cudnn_ms = bench_graph(lambda: tconv(x, w, b, **kw), rep_ms)
+        call_ms = bench_graph(lambda: ours(x, w, b, **kw), rep_ms)
+        buf = torch.empty_like(out)
+        chosen_ms = bench_graph(lambda: run_candidate(dec.candidate, x, w, b, g, out=buf),
+                                rep_ms)
+        best_ms, best_id, tried = chosen_ms, dec.candidate.id, 1
+        for cand, _ in list(dec.ranked)[1:topk]:
+            try:
+                o = run_candidate(cand, x, w, b, g)
+                if rel_err(o, ref) > 5e-2:
+                    log(f"  wrong output: {cand.id}")
+                    continue
+                ms = bench_graph(lambda c=cand: run_candidate(c, x, w, b, g, out=buf), rep_ms)
+            except Exception as e:  # a failing candidate is data, not a reason to stop
+                log(f"  failed: {cand.id}: {type(e).__name__}: {str(e)[:200]}")
+                continue
+            tried += 1
+            if ms < best_ms:
+                best_ms, best_id = ms, cand.id
+        row = dict(problem_id=p.id, set=p.set, layer=p.layer, category=category(p),
+                   geometry=g.describe(), flops=g.flops, min_bytes=g.min_bytes,
+                   chooser=dec.chooser, chosen=dec.candidate.id, rel_err=err,
+                   cudnn_us=cudnn_ms * 1e3, call_us=call_ms * 1e3, chosen_us=chosen_ms * 1e3,
+                   cudnn_eager_us=cudnn_eager_ms * 1e3, call_eager_us=call_eager_ms * 1e3,
+                   best_of_topk_us=best_ms * 1e3, best_of_topk=best_id, topk_tried=tried,
+                   decide_ms=decide_ms)
+        row["tflops"] = g.flops / (call_ms * 1e-3) / 1e12
+        row["gbps"] = g.min_bytes / (call_ms * 1e-3) / 1e9
+        row["cudnn_tflops"] = g.flops / (cudnn_ms * 1e-3) / 1e12
+        row["speedup_vs_cudnn"] = cudnn_ms / call_ms
+        row["topk_speedup_vs_cudnn"] = cudnn_ms / best_ms
+        rows.append(row)
+        log(f"[{i + 1}/{len(problems)}] {p.id}: {dec.candidate.family} "
+            f"{row['call_us']:.1f}us vs cudnn {row['cudnn_us']:.1f}us (eager {call_eager_ms*1e3:.0f} "
+            f"vs {cudnn_eager_ms*1e3:.0f}) "
+            f"x{row['speedup_vs_cudnn']:.2f} (top{tried} best x{row['topk_speedup_vs_cudnn']:.2f})"
+            f" err={err:.1e}")
+        del x, w, b, out, ref
+    return rows
+
+
+def geomean(vals) -> float:
+    vals = [v for v in vals if v > 0 and math.isfinite(v)]
+    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else float("nan")
+
+
+def summary_md(rows: list[dict], env: dict) -> str:
+    lines = [f"# Layer benchmark: {env['suite']} ({env['dtype']}, channels_last)", "",
+             "Latencies are CUDA-graph replays (device time; eager times with host overhead are in "
+             "bench.csv).", "", f"Device: {env['gpu']}; torch {env['torch']}, triton {env['triton']}, "
+             f"CUDA {env['cuda']}; {env['date']}.", f"Command: `{env['command']}`", "",
+             "| category | layers | geomean vs cuDNN | min vs cuDNN | geomean best-of-top-k |",
+             "|---|---|---|---|---|"]
+    for cat in ("dense", "grouped", "depthwise"):
+        sel = [r for r in rows if r["category"] == cat]
+        if sel:
+            lines.append(f"| {cat} | {len(sel)} | {geomean(r['speedup_vs_cudnn'] for r in sel):.2f}"
+                         f" | {min(r['speedup_vs_cudnn'] for r in sel):.2f} | "
+                         f"{geomean(r['topk_speedup_vs_cudnn'] for r in sel):.2f} |")
+    lines += ["", "| layer | geometry | chosen | ours us | cuDNN us | x cuDNN | TFLOP/s | GB/s |"
+              " rel err |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['problem_id']} | {r['geometry']} | {r['chosen']} | "
+                     f"{r['call_us']:.1f} | {r['cudnn_us']:.1f} | {r['speedup_vs_cudnn']:.2f} | "
+                     f"{r['tflops']:.1f} | {r['gbps']:.0f} | {r['rel_err']:.1e} |")
+    return "\n".join(lines) + "\n"
+
+
+def environment(suite: str, dtype: str, command: str) -> dict:
+    import triton
+
+    return dict(suite=suite, dtype=dtype, gpu=torch.cuda.get_device_name(),
+                torch=torch.__version__, triton=triton.__version__, cuda=torch.version.cuda,
+                host=platform.node(), date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                command=command, sm_count=torch.cuda.get_device_properties(0).multi_processor_count)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", default="issue2")
+    ap.add_argument("--dtype", default="float16")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--topk", type=int, default=1)
+    ap.add_argument("--rep-ms", type=int, default=40)
+    ap.add_argument("--limit", type=int, default=0)
+    a = ap.parse_args(argv)
+    if not torch.cuda.is_available():
+        raise SystemExit("bench_layers needs a CUDA GPU")
+    problems = suite_problems(a.suite, a.dtype)
+    if a.limit:
+        problems = problems[: a.limit]
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    import sys
+
+    env = environment(a.suite, a.dtype, "python -m convdispatch.validation.bench_layers "
+                      + " ".join(sys.argv[1:] if argv is None else argv))
+    CACHE.clear()
+    rows = run(problems, a.topk, a.rep_ms, lambda m: print(m, flush=True))
+    import pandas as pd
+
+    pd.DataFrame(rows).to_csv(out / "bench.csv", index=False)
+    (out / "env.json").write_text(json.dumps(env, indent=1))
+    md = summary_md(rows, env)
+    (out / "bench.md").write_text(md)
+    print(md.split("\n| layer")[0])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
