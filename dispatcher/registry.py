@@ -34,7 +34,7 @@ def check_candidate(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> 
     fam = family(cand.family)
     if cand.config not in fam.configs:
         raise ValueError(f"config {cand.config} is not in the space of family {fam.name!r}")
-    why = fam.feasible(geom, cand.config, device)
+    why = fam.runnable(geom, cand.config, device)
     if why is not None:
         raise ValueError(f"{cand.id} cannot run {geom.describe()}: {why}")
 

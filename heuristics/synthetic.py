@@ -129,15 +129,23 @@ def synthetic_problems(n_problems: int, seed: int = 0,
 def synthetic_sweep(n_problems: int = 40, seed: int = 0, device: DeviceSpec | None = None,
                     candidates: CandidateSource | None = None, noise: float = 0.05,
                     fail_rate: float = 0.02,
-                    sets: Sequence[str] = ("syn_a", "syn_b", "syn_c")) -> pd.DataFrame:
-    """A DataFrame with the sweep CSV's columns (validation/sweep_schema.py)."""
-    from ..validation.sweep_csv import FIELDNAMES
+                    sets: Sequence[str] = ("syn_a", "syn_b", "syn_c"),
+                    problems: Sequence[tuple[str, str, str, ConvGeometry]] | None = None,
+                    ) -> pd.DataFrame:
+    """A DataFrame with the sweep CSV's columns (validation/sweep_schema.py).
+
+    ``problems``: (problem_id, set, layer, geometry) tuples to use instead of
+    ``synthetic_problems(n_problems, seed, sets)``.
+    """
+    from ..validation.sweep_csv import FIELDNAMES, INT_COLUMNS
 
     device = device or KNOWN["h100"]
     candidates = candidates or builtin_candidates
     rng = np.random.default_rng(seed + 7919)
     rows = []
-    for pid, set_name, layer, geom in synthetic_problems(n_problems, seed, sets):
+    if problems is None:
+        problems = synthetic_problems(n_problems, seed, sets)
+    for pid, set_name, layer, geom in problems:
         base = geom.as_row()
         cands = candidates(geom, device)
         for cand in cands:
@@ -154,4 +162,8 @@ def synthetic_sweep(n_problems: int = 40, seed: int = 0, device: DeviceSpec | No
                            tflops=geom.flops / lat / 1e6, gbps=geom.min_bytes / lat / 1e3,
                            compile_s=0.5)
             rows.append(row)
-    return pd.DataFrame(rows).reindex(columns=list(FIELDNAMES))
+    df = pd.DataFrame(rows).reindex(columns=list(FIELDNAMES))
+    # Integer columns this generator does not model (e.g. cuda_graph) read as 0.
+    for col in INT_COLUMNS:
+        df[col] = df[col].fillna(0).astype("int64")
+    return df

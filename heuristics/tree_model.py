@@ -39,13 +39,18 @@ def sha256_file(path: str | Path) -> str:
 
 @dataclass(frozen=True)
 class TreeEnsemble:
-    """A parsed LightGBM model: node tables of all trees and how to walk them."""
+    """A parsed LightGBM model: node tables of all trees and how to walk them.
+
+    Internal nodes of all trees are numbered first (0 .. n_internal-1), then
+    leaves, so "is this a leaf" is one comparison.
+    """
 
     feature_names: tuple[str, ...]
     objective: str
     n_trees: int
     max_depth: int
-    roots: np.ndarray  # [n_trees] global node id of each root
+    n_internal: int
+    roots: np.ndarray  # [n_trees] node id of each root
     feature: np.ndarray  # [nodes] split feature (0 for leaves)
     threshold: np.ndarray  # [nodes] float64 (+inf for leaves)
     children: np.ndarray  # [2 * nodes] left, right interleaved; leaves point to themselves
@@ -58,14 +63,16 @@ class TreeEnsemble:
     def n_features(self) -> int:
         return len(self.feature_names)
 
-    @property
-    def needs_zero_rule(self) -> bool:
+    @cached_property
+    def _zero_rule(self) -> bool:
         return bool((self.missing == _MISSING_ZERO).any())
 
     @cached_property
-    def _internal(self) -> np.ndarray:
-        nodes = np.arange(len(self.feature))
-        return self.children[2 * nodes] != nodes
+    def _split(self) -> np.ndarray:
+        """(feature, threshold) records: one gather fetches both."""
+        rec = np.empty(len(self.feature), dtype=[("f", np.intp), ("t", np.float64)])
+        rec["f"], rec["t"] = self.feature, self.threshold
+        return rec
 
     @cached_property
     def _jump_rounds(self) -> int:
@@ -83,49 +90,55 @@ class TreeEnsemble:
         X = X.astype(np.float64)
         X[np.abs(X) <= _ZERO] = 0.0  # LightGBM drops such values from a row: they read as 0
         nan = np.isnan(X)
-        general = self.needs_zero_rule or bool(nan.any())
+        general = self._zero_rule or bool(nan.any())
         # Columns equal on every row (the geometry, at dispatch) decide their nodes once.
         same = (X == X[0]) | (nan & nan[0])
         start, children = self._resolve_constant(same.all(axis=0), X[0])
         leaf = np.tile(start, n)
-        todo = np.flatnonzero(self._internal[leaf])
+        todo = np.flatnonzero(leaf < self.n_internal)
         if todo.size:
             self._walk(X.ravel(), leaf, todo, children, general)
         return self.value[leaf].reshape(n, self.n_trees).sum(axis=1) * self.scale
 
     def _resolve_constant(self, const: np.ndarray, x0: np.ndarray):
         """Roots and child table with every node on a constant column jumped over."""
-        if not const.any():
-            return self.roots, self.children
-        ids = np.flatnonzero(const[self.feature] & self._internal)
+        inner = slice(0, self.n_internal)
+        ids = np.flatnonzero(const[self.feature[inner]])
         if not ids.size:
             return self.roots, self.children
-        right = self._go_right(x0[self.feature[ids]], ids, general=True)
+        x = x0[self.feature[ids]]
+        general = self._zero_rule or bool(np.isnan(x).any())
         jump = np.arange(len(self.feature))
-        jump[ids] = self.children[2 * ids + right]
+        jump[ids] = self.children[2 * ids + self._go_right(x, ids, general)]
         for _ in range(self._jump_rounds):  # pointer doubling: chains of length <= max_depth
             jump = jump[jump]
         return jump[self.roots], jump[self.children]
 
     def _walk(self, flat, leaf, todo, children, general) -> None:
         """Advance the (row, tree) pairs ``todo`` of ``leaf`` to their leaves, in place."""
-        nf, nt = self.n_features, self.n_trees
         node = leaf[todo]
-        row_off = (todo // nt) * nf
+        row_off = (todo // self.n_trees) * self.n_features
         for _ in range(self.max_depth):
-            x = flat[row_off + self.feature[node]]
-            node = children[2 * node + self._go_right(x, node, general)]
-            inner = self._internal[node]
-            if not inner.all():  # drop finished pairs: trees end at different depths
+            if general:
+                x = flat[row_off + self.feature[node]]
+                right = self._go_right(x, node, True)
+            else:
+                rec = self._split[node]
+                right = flat[row_off + rec["f"]] > rec["t"]
+            node = children[2 * node + right]
+            inner = node < self.n_internal
+            n_inner = np.count_nonzero(inner)
+            if n_inner < len(node):  # drop finished pairs: trees end at different depths
                 leaf[todo] = node
-                if not inner.any():
+                if not n_inner:
                     return
-                todo, node, row_off = todo[inner], node[inner], row_off[inner]
+                keep = np.flatnonzero(inner)
+                todo, node, row_off = todo[keep], node[keep], row_off[keep]
         leaf[todo] = node
 
     def _go_right(self, x: np.ndarray, node: np.ndarray, general: bool) -> np.ndarray:
         if not general:
-            return ~(x <= self.threshold[node])
+            return x > self.threshold[node]
         mt = self.missing[node]
         nan = np.isnan(x)
         x = np.where(nan & (mt != _MISSING_NAN), 0.0, x)
@@ -290,38 +303,38 @@ def parse_model(text: str, source: str = "model") -> TreeEnsemble:
 
 def _assemble(trees: list[_Tree], names, objective: str, average: bool,
               source: str) -> TreeEnsemble:
-    total = sum(2 * t.n_leaves - 1 for t in trees)
-    feature = np.zeros(total, dtype=np.int64)
+    n_internal = sum(t.n_leaves - 1 for t in trees)
+    total = n_internal + sum(t.n_leaves for t in trees)
+    feature = np.zeros(total, dtype=np.intp)
     threshold = np.full(total, np.inf)
-    children = np.zeros(2 * total, dtype=np.int64)
+    children = np.zeros(2 * total, dtype=np.intp)
     missing = np.zeros(total, dtype=np.int8)
     default_left = np.zeros(total, dtype=bool)
     value = np.zeros(total)
-    roots = np.zeros(len(trees), dtype=np.int64)
-    base, max_depth = 0, 0
+    roots = np.zeros(len(trees), dtype=np.intp)
+    base, leaf_base, max_depth = 0, n_internal, 0
     for j, t in enumerate(trees):
         m = t.n_leaves - 1
-        leaf_base = base + m
         max_depth = max(max_depth, _depth(t, f"{source}: Tree={j}"))
         ids = np.arange(base, base + m)
         feature[ids] = t.feature
         threshold[ids] = t.threshold
         missing[ids] = (t.decision >> 2) & 3
         default_left[ids] = (t.decision & _DEFAULT_LEFT) != 0
-        glob = lambda kid: np.where(kid >= 0, base + kid, leaf_base + ~kid)  # noqa: B023
-        children[2 * ids] = glob(t.left)
-        children[2 * ids + 1] = glob(t.right)
+        for side, kids in ((0, t.left), (1, t.right)):
+            children[2 * ids + side] = np.where(kids >= 0, base + kids, leaf_base + ~kids)
         leaves = np.arange(leaf_base, leaf_base + t.n_leaves)
         children[2 * leaves] = leaves
         children[2 * leaves + 1] = leaves
         value[leaves] = t.leaf_value
         roots[j] = base if m else leaf_base
-        base = leaf_base + t.n_leaves
+        base += m
+        leaf_base += t.n_leaves
     if (missing == 3).any():
         raise ModelLoadError(f"{source}: unknown missing type in decision_type")
     scale = 1.0 / len(trees) if average and trees else 1.0
-    return TreeEnsemble(tuple(names), objective, len(trees), max_depth, roots, feature,
-                        threshold, children, missing, default_left, value, scale)
+    return TreeEnsemble(tuple(names), objective, len(trees), max_depth, n_internal, roots,
+                        feature, threshold, children, missing, default_left, value, scale)
 
 
 def load_ensemble(path: str | Path) -> TreeEnsemble:

@@ -120,11 +120,19 @@ class KernelFamily:
     name: str = ""
     summary: str = ""
     configs: tuple[Config, ...] = ()
+    # Offer the smallest runnable tile when pruning leaves nothing (False for families
+    # that are an optimisation on top of another one, like split-K).
+    always_offer: bool = True
 
     def supports(self, geom: ConvGeometry) -> str | None:
         raise NotImplementedError
 
     def config_ok(self, geom: ConvGeometry, cfg: Config, device: DeviceSpec) -> str | None:
+        """Per-config rule: the hard limits plus pruning of tiles not worth trying."""
+        return self.hard_ok(geom, cfg, device)
+
+    def hard_ok(self, geom: ConvGeometry, cfg: Config, device: DeviceSpec) -> str | None:
+        """Limits a launch cannot break (shared memory); forced candidates need only these."""
         return smem_check(self.smem_bytes(geom, cfg), device)
 
     def smem_bytes(self, geom: ConvGeometry, cfg: Config) -> int:
@@ -134,11 +142,20 @@ class KernelFamily:
     def feasible(self, geom: ConvGeometry, cfg: Config, device: DeviceSpec) -> str | None:
         return self.supports(geom) or self.config_ok(geom, cfg, device)
 
+    def runnable(self, geom: ConvGeometry, cfg: Config, device: DeviceSpec) -> str | None:
+        return self.supports(geom) or self.hard_ok(geom, cfg, device)
+
     def candidates(self, geom: ConvGeometry, device: DeviceSpec) -> list[Candidate]:
+        """Feasible configs; if pruning leaves none, the smallest runnable tile, so that a
+        family that supports a geometry always offers something."""
         if self.supports(geom) is not None:
             return []
-        return [Candidate(self.name, c) for c in self.configs
-                if self.config_ok(geom, c, device) is None]
+        ok = [c for c in self.configs if self.config_ok(geom, c, device) is None]
+        if not ok and self.always_offer:
+            hard = [c for c in self.configs if self.hard_ok(geom, c, device) is None]
+            ok = sorted(hard, key=lambda c: (c.get("BLOCK_M", 1) * c.get("BLOCK_N", 1)
+                                             * c.get("BLOCK_K", 1), str(c)))[:1]
+        return [Candidate(self.name, c) for c in ok]
 
     def launch(self, call: ConvCall, cfg: Config) -> None:
         raise NotImplementedError

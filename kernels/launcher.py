@@ -9,9 +9,16 @@ replay it for the next call of the same signature with only the tensors swapped.
 from __future__ import annotations
 
 import contextvars
+import threading
 from dataclasses import dataclass, field
 
 import torch
+
+from .device import interpreter_enabled
+
+# Triton's CPU interpreter patches module globals while a kernel runs, so two
+# threads interpreting at once break each other; on a GPU launches need no lock.
+_INTERPRETER_LOCK = threading.Lock()
 
 _recorder: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar(
     "convdispatch_recorder", default=None)
@@ -51,7 +58,15 @@ def launch_kernel(kernel, grid: tuple, *args, **kwargs) -> None:
     rec = _recorder.get()
     if rec is not None:
         rec.steps.append(Step(kernel, tuple(grid), list(args), dict(kwargs)))
-    kernel[grid](*args, **kwargs)
+    _launch(kernel, grid, args, kwargs)
+
+
+def _launch(kernel, grid, args, kwargs) -> None:
+    if interpreter_enabled():
+        with _INTERPRETER_LOCK:
+            kernel[grid](*args, **kwargs)
+    else:
+        kernel[grid](*args, **kwargs)
 
 
 def workspace(shape: tuple, device, dtype=torch.float32) -> torch.Tensor:
@@ -92,4 +107,4 @@ class Plan:
             args = list(step.args)
             for i, name in step.slots:
                 args[i] = tensors[name]
-            step.kernel[step.grid](*args, **step.kwargs)
+            _launch(step.kernel, step.grid, args, step.kwargs)

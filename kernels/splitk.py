@@ -47,6 +47,7 @@ SPLITS = (2, 4, 8, 16)
 class SplitKFamily(KernelFamily):
     name = "splitk"
     summary = "implicit GEMM with the reduction split over programs, deterministic reduce pass"
+    always_offer = False
     configs = tuple(c for s in SPLITS for c in make_configs(SPLITK_TILES, GROUP_M=8, SPLIT_K=s))
 
     def supports(self, geom) -> str | None:

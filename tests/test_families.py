@@ -180,7 +180,7 @@ def test_smem_rule_rejects_oversized_tiles_on_h100():
     h100 = lookup("h100")
     geom = G(n=64, c=512, k=512, h=28, w=28, r=3, s=3, pad=(0, 1, 1), dtype="float32")
     fam = registry.family("implicit_gemm")
-    big = Config(BLOCK_M=256, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3)
+    big = Config(BLOCK_M=256, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=4)
     assert "shared memory" in fam.feasible(geom, big, h100)
 
 

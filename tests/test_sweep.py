@@ -94,7 +94,7 @@ def test_rows_follow_registry_and_fake_backend(full_run):
             assert r.latency_p20_us <= r.latency_us <= r.latency_p80_us
             assert r.tflops == pytest.approx(p.geom.flops / r.latency_us / 1e6, rel=1e-5)
             assert r.gbps == pytest.approx(p.geom.min_bytes / r.latency_us / 1e3, rel=1e-5)
-    assert set(df.status) == {"ok"} and (df.ok == 1).all()
+    assert set(df.status) == {"ok"} and (df.ok == 1).all() and (df.cuda_graph == 1).all()
     assert (df.gpu == fake.environment()["gpu"]["name"]).all()
 
 
@@ -250,6 +250,7 @@ def test_failures_are_recorded_and_later_candidates_timed(tmp_path, monkeypatch)
         row = df.loc[str(c.config)]
         assert (row.ok == 1) == (status[n] == "ok")
         assert pd.isna(row.latency_us) == (status[n] != "ok"), n
+        assert row.cuda_graph == (status[n] == "ok"), n
         assert (row.error == "") == (status[n] == "ok"), n
     assert df.loc[str(cands[names.index("wrong")].config), "rel_err"] > 0.1
     assert df.cudnn_us.notna().all()
@@ -283,7 +284,7 @@ def good_rows(n: int = 3) -> list[dict]:
     return [{"problem_id": "unit/l0/n1/float16", "set": "unit", "layer": "l0", **g.as_row(),
              "family": "fam", "config": f"BLOCK_M={16 * (i + 1)}", "status": "ok", "ok": 1,
              "rel_err": 1e-4, "latency_us": 10.0 + i, "latency_p20_us": 9.5,
-             "latency_p80_us": 11.0 + i, "tflops": 1.0, "gbps": 2.0, "cudnn_us": 12.0,
+             "latency_p80_us": 11.0 + i, "tflops": 1.0, "gbps": 2.0, "cudnn_us": 12.0, "cuda_graph": 1,
              "compile_s": 0.5, "gpu": "fake", "error": ""} for i in range(n)]
 
 

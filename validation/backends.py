@@ -30,6 +30,7 @@ class Outcome:
     rel_err: float | None = None
     compile_s: float | None = None
     latency: tuple[float, float, float] | None = None
+    graphed: bool = False
     error: str = ""
     fatal: bool = False
 
@@ -221,10 +222,10 @@ class CudaBackend:
                 fn = cudnn_fn(geom, x, w, b)
             else:
                 fn = candidate_fn(Candidate.parse(cand_id), x, w, b, geom, out)
-            lat = CudaTimer(self.timing).time(fn)
+            lat, graphed = CudaTimer(self.timing).measure(fn)
         except Exception as e:
             return self._failure(e)
-        return Outcome("ok", latency=lat)
+        return Outcome("ok", latency=lat, graphed=graphed)
 
 
 # -- a deterministic stand-in for CPU tests ------------------------------------
@@ -314,4 +315,4 @@ class FakeBackend:
         name = "cudnn" if cand_id is None else cand_id
         self._act(self._kind(problem_id, name), "time")
         med = 5.0 + 500.0 * _unit(problem_id, name)
-        return Outcome("ok", latency=(med, 0.97 * med, 1.05 * med))
+        return Outcome("ok", latency=(med, 0.97 * med, 1.05 * med), graphed=True)

@@ -132,7 +132,10 @@ def _row(problem, cand: Candidate, gpu: str, o1: Outcome, o2: Outcome | None,
     if status == "ok" and final.latency is not None:
         med, p20, p80 = final.latency
         row.update(latency_us=med, latency_p20_us=p20, latency_p80_us=p80,
-                   tflops=geom.flops / med / 1e6, gbps=geom.min_bytes / med / 1e3)
+                   tflops=geom.flops / med / 1e6, gbps=geom.min_bytes / med / 1e3,
+                   cuda_graph=int(final.graphed))
+    else:
+        row["cuda_graph"] = 0
     return row
 
 
@@ -238,6 +241,7 @@ def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
             if cudnn_us is None:
                 base = second.pop(0)
                 cudnn_us = base.latency[0] if base.status == "ok" and base.latency else None
+                stats["eager_timings"] += int(base.status == "ok" and not base.graphed)
             by_cand = dict(zip(ok, second))
             rows = [_row(p, c, gpu, first[k], by_cand.get(k), cudnn_us)
                     for k, c in enumerate(todo)]
@@ -246,6 +250,7 @@ def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
             stats["rows_written"] += len(rows)
             stats["candidates_timed"] += len(ok)
             stats.update(f"status_{r['status']}" for r in rows)
+            stats["eager_timings"] += sum(r["ok"] and not r["cuda_graph"] for r in rows)
             compile_times += [o.compile_s for o in first if o.compile_s is not None]
             check_s += t1 - t0
             timing_s += t2 - t1
@@ -266,6 +271,8 @@ def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
                               if k.startswith("status_")},
             "candidates_checked": len(compile_times),
             "candidates_timed": stats["candidates_timed"],
+            # timings (cuDNN included) that fell back to eager launches: no CUDA graph
+            "eager_timings": stats["eager_timings"],
             "check_s": round(check_s, 3),
             "timing_s": round(timing_s, 3),
             "candidates_timed_per_s": (round(stats["candidates_timed"] / timing_s, 3)
@@ -296,5 +303,6 @@ def format_summary(summary: dict, out_csv: Path | str) -> str:
             f"  timed {s['candidates_timed']} candidates at "
             f"{'-' if rate is None else f'{rate:.2f}'}/s after compilation; mean compile "
             f"{'-' if comp is None else f'{comp:.3f}'} s per config; "
-            f"{s['worker_restarts']} worker restarts; wall {s['wall_min']:.2f} min")
+            f"{s['worker_restarts']} worker restarts; {s['eager_timings']} timed without a "
+            f"CUDA graph; wall {s['wall_min']:.2f} min")
 

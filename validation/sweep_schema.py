@@ -30,6 +30,8 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "tflops": ("float", "flops / latency, TFLOP/s"),
     "gbps": ("float", "minimum bytes / latency, GB/s"),
     "cudnn_us": ("float", "torch.nn.functional (cuDNN, channels_last) median latency, same run"),
+    "cuda_graph": ("int", "1 when latency_us was timed by replaying a CUDA graph of the call "
+                          "(GPU time, no host launch overhead); 0 when timed eagerly or not timed"),
     "compile_s": ("float", "seconds of the first call (compile + run)"),
     "gpu": ("str", "torch.cuda.get_device_name()"),
     "error": ("str", "short failure message; empty when ok"),
