@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # Modules that expose ``register(subparsers)``; each adds its sub-commands.
@@ -29,7 +30,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def use_interpreter_without_gpu() -> None:
+    """On a machine without CUDA, run kernels in Triton's interpreter (set before any
+    kernel is defined: triton.jit reads TRITON_INTERPRET when it decorates)."""
+    if "TRITON_INTERPRET" in os.environ:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ["TRITON_INTERPRET"] = "1"
+
+
 def main(argv: list[str] | None = None) -> int:
+    use_interpreter_without_gpu()
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)

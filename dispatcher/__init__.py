@@ -11,5 +11,5 @@ from .selection import set_chooser
 from .settings import force, set_strict
 
 __all__ = ["CACHE", "Conv2d", "Conv3d", "Decision", "Explanation", "FallbackWarning",
-           "RuleChooser", "clear_cache", "conv2d", "conv3d", "decide", "explain", "force", "run_candidate",
-           "set_chooser", "set_strict"]
+           "RuleChooser", "clear_cache", "conv2d", "conv3d", "decide", "explain", "force",
+           "run_candidate", "set_chooser", "set_strict"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-
 from convdispatch.kernels.geometry import ConvGeometry
 
 # float32 follows torch.backends.cudnn.allow_tf32 (on by default), hence tf32-level error.

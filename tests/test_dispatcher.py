@@ -7,16 +7,15 @@ import sys
 import threading
 import warnings
 
+import convdispatch as cd
 import pytest
 import torch
 import torch.nn.functional as F
+from convdispatch.dispatcher import CACHE, api, clear_cache, registry
+from convdispatch.kernels.geometry import ConvGeometry
 from helpers import rel_err
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import convdispatch as cd
-from convdispatch.dispatcher import CACHE, api, clear_cache, registry
-from convdispatch.kernels.geometry import ConvGeometry
 
 TOL32 = 2e-3
 

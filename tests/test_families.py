@@ -6,13 +6,12 @@ import functools
 
 import pytest
 import torch
-from helpers import TOL, poisoned_out, reference, rel_err, tensors_for
-
 from convdispatch.dispatcher import registry, run_candidate
 from convdispatch.kernels import common
 from convdispatch.kernels.base import Candidate, Config
 from convdispatch.kernels.device import INTERPRETER, lookup
 from convdispatch.kernels.geometry import ConvGeometry
+from helpers import TOL, poisoned_out, reference, rel_err, tensors_for
 
 G = functools.partial(ConvGeometry, dtype="float32")
 

@@ -239,7 +239,7 @@ def test_failures_are_recorded_and_later_candidates_timed(tmp_path, monkeypatch)
                 ids["runtime"]: "runtime_error", ids["crash_check"]: "crash_check",
                 ids["crash_time"]: "crash_time", ids["hang_time"]: "hang_time"}
     out = tmp_path / "fail.csv"
-    summary = sweep(PROBLEMS[:1], out, backend=FakeBackend(failures=failures), jobs=2,
+    summary = sweep(PROBLEMS[:1], out, backend=FakeBackend(failures=failures), jobs=1,
                     limit_candidates=None, time_timeout_s=3)
     df = read_sweep(out).set_index("config")
     status = {n: df.loc[str(c.config), "status"] for n, c in zip(names, cands)}

@@ -112,63 +112,61 @@ def bench_graph(fn, rep_ms: int) -> float:
 
 
 def run(problems: list[Problem], topk: int, rep_ms: int, log) -> list[dict]:
-    device = torch.device("cuda")
-    spec = spec_of(device)
-    rows = []
-    for i, p in enumerate(problems):
-        g = p.geom
-        x, w, b = make_tensors(g, device, seed=i)
-        kw = conv_args(g)
-        tconv = F.conv2d if g.dims == 2 else F.conv3d
-        ours = conv2d if g.dims == 2 else conv3d
-        ref = tconv(x.float(), w.float(), None if b is None else b.float(), **kw)
-        t0 = time.perf_counter()
-        dec = decide(g, spec)
-        decide_ms = (time.perf_counter() - t0) * 1e3
-        out = ours(x, w, b, **kw)
-        torch.cuda.synchronize()
-        err = rel_err(out, ref)
-        cudnn_eager_ms = bench(lambda: tconv(x, w, b, **kw), rep_ms)
-        call_eager_ms = bench(lambda: ours(x, w, b, **kw), rep_ms)
-        cudnn_ms = bench_graph(lambda: tconv(x, w, b, **kw), rep_ms)
-        call_ms = bench_graph(lambda: ours(x, w, b, **kw), rep_ms)
-        buf = torch.empty_like(out)
-        chosen_ms = bench_graph(lambda: run_candidate(dec.candidate, x, w, b, g, out=buf),
-                                rep_ms)
-        best_ms, best_id, tried = chosen_ms, dec.candidate.id, 1
-        for cand, _ in list(dec.ranked)[1:topk]:
-            try:
-                o = run_candidate(cand, x, w, b, g)
-                if rel_err(o, ref) > 5e-2:
-                    log(f"  wrong output: {cand.id}")
-                    continue
-                ms = bench_graph(lambda c=cand: run_candidate(c, x, w, b, g, out=buf), rep_ms)
-            except Exception as e:  # a failing candidate is data, not a reason to stop
-                log(f"  failed: {cand.id}: {type(e).__name__}: {str(e)[:200]}")
+    spec = spec_of(torch.device("cuda"))
+    return [measure(i, p, spec, topk, rep_ms, log) for i, p in enumerate(problems)]
+
+
+def measure(i: int, p: Problem, spec, topk: int, rep_ms: int, log) -> dict:
+    """Check and time one layer: the dispatcher's call, its chosen kernel, top-k, cuDNN."""
+    g = p.geom
+    x, w, b = make_tensors(g, "cuda", seed=i)
+    kw = conv_args(g)
+    tconv = F.conv2d if g.dims == 2 else F.conv3d
+    ours = conv2d if g.dims == 2 else conv3d
+    ref = tconv(x.float(), w.float(), None if b is None else b.float(), **kw)
+    t0 = time.perf_counter()
+    dec = decide(g, spec)
+    decide_ms = (time.perf_counter() - t0) * 1e3
+    out = ours(x, w, b, **kw)
+    torch.cuda.synchronize()
+    err = rel_err(out, ref)
+    cudnn_eager_ms = bench(lambda: tconv(x, w, b, **kw), rep_ms)
+    call_eager_ms = bench(lambda: ours(x, w, b, **kw), rep_ms)
+    cudnn_ms = bench_graph(lambda: tconv(x, w, b, **kw), rep_ms)
+    call_ms = bench_graph(lambda: ours(x, w, b, **kw), rep_ms)
+    buf = torch.empty_like(out)
+    chosen_ms = bench_graph(lambda: run_candidate(dec.candidate, x, w, b, g, out=buf), rep_ms)
+    best_ms, best_id, tried = chosen_ms, dec.candidate.id, 1
+    for cand, _ in list(dec.ranked)[1:topk]:
+        try:
+            o = run_candidate(cand, x, w, b, g)
+            if rel_err(o, ref) > 5e-2:
+                log(f"  wrong output: {cand.id}")
                 continue
-            tried += 1
-            if ms < best_ms:
-                best_ms, best_id = ms, cand.id
-        row = dict(problem_id=p.id, set=p.set, layer=p.layer, category=category(p),
-                   geometry=g.describe(), flops=g.flops, min_bytes=g.min_bytes,
-                   chooser=dec.chooser, chosen=dec.candidate.id, rel_err=err,
-                   cudnn_us=cudnn_ms * 1e3, call_us=call_ms * 1e3, chosen_us=chosen_ms * 1e3,
-                   cudnn_eager_us=cudnn_eager_ms * 1e3, call_eager_us=call_eager_ms * 1e3,
-                   best_of_topk_us=best_ms * 1e3, best_of_topk=best_id, topk_tried=tried,
-                   decide_ms=decide_ms)
-        row["tflops"] = g.flops / (call_ms * 1e-3) / 1e12
-        row["gbps"] = g.min_bytes / (call_ms * 1e-3) / 1e9
-        row["cudnn_tflops"] = g.flops / (cudnn_ms * 1e-3) / 1e12
-        row["speedup_vs_cudnn"] = cudnn_ms / call_ms
-        row["topk_speedup_vs_cudnn"] = cudnn_ms / best_ms
-        rows.append(row)
-        log(f"[{i + 1}/{len(problems)}] {p.id}: {dec.candidate.family} "
-            f"{row['call_us']:.1f}us vs cudnn {row['cudnn_us']:.1f}us (eager {call_eager_ms*1e3:.0f} "
-            f"vs {cudnn_eager_ms*1e3:.0f}) "
-            f"x{row['speedup_vs_cudnn']:.2f} (top{tried} best x{row['topk_speedup_vs_cudnn']:.2f})"
-            f" err={err:.1e}")
-        del x, w, b, out, ref
-    return rows
+            ms = bench_graph(lambda c=cand: run_candidate(c, x, w, b, g, out=buf), rep_ms)
+        except Exception as e:  # a failing candidate is data, not a reason to stop
+            log(f"  failed: {cand.id}: {type(e).__name__}: {str(e)[:200]}")
+            continue
+        tried += 1
+        if ms < best_ms:
+            best_ms, best_id = ms, cand.id
+    row = dict(problem_id=p.id, set=p.set, layer=p.layer, category=category(p),
+               geometry=g.describe(), flops=g.flops, min_bytes=g.min_bytes,
+               chooser=dec.chooser, chosen=dec.candidate.id, rel_err=err,
+               cudnn_us=cudnn_ms * 1e3, call_us=call_ms * 1e3, chosen_us=chosen_ms * 1e3,
+               cudnn_eager_us=cudnn_eager_ms * 1e3, call_eager_us=call_eager_ms * 1e3,
+               best_of_topk_us=best_ms * 1e3, best_of_topk=best_id, topk_tried=tried,
+               decide_ms=decide_ms)
+    row["tflops"] = g.flops / (call_ms * 1e-3) / 1e12
+    row["gbps"] = g.min_bytes / (call_ms * 1e-3) / 1e9
+    row["cudnn_tflops"] = g.flops / (cudnn_ms * 1e-3) / 1e12
+    row["speedup_vs_cudnn"] = cudnn_ms / call_ms
+    row["topk_speedup_vs_cudnn"] = cudnn_ms / best_ms
+    log(f"[{i + 1}] {p.id}: {dec.candidate.family} {row['call_us']:.1f}us vs cudnn "
+        f"{row['cudnn_us']:.1f}us (eager {row['call_eager_us']:.0f} vs "
+        f"{row['cudnn_eager_us']:.0f}) x{row['speedup_vs_cudnn']:.2f} "
+        f"(top{tried} best x{row['topk_speedup_vs_cudnn']:.2f}) err={err:.1e}")
+    return row
 
 
 def geomean(vals) -> float:
@@ -178,8 +176,9 @@ def geomean(vals) -> float:
 
 def summary_md(rows: list[dict], env: dict) -> str:
     lines = [f"# Layer benchmark: {env['suite']} ({env['dtype']}, channels_last)", "",
-             "Latencies are CUDA-graph replays (device time; eager times with host overhead are in "
-             "bench.csv).", "", f"Device: {env['gpu']}; torch {env['torch']}, triton {env['triton']}, "
+             "Latencies are CUDA-graph replays (device time); eager times, host overhead "
+             "included, are in bench.csv. cuDNN runs with torch.backends.cudnn.benchmark=True.",
+             "", f"Device: {env['gpu']}; torch {env['torch']}, triton {env['triton']}, "
              f"CUDA {env['cuda']}; {env['date']}.", f"Command: `{env['command']}`", "",
              "| category | layers | geomean vs cuDNN | min vs cuDNN | geomean best-of-top-k |",
              "|---|---|---|---|---|"]
@@ -228,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     env = environment(a.suite, a.dtype, "python -m convdispatch.validation.bench_layers "
                       + " ".join(sys.argv[1:] if argv is None else argv))
     CACHE.clear()
+    torch.backends.cudnn.benchmark = True  # the baseline is cuDNN's best algorithm
     rows = run(problems, a.topk, a.rep_ms, lambda m: print(m, flush=True))
     import pandas as pd
 

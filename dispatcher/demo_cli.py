@@ -1,0 +1,96 @@
+"""`convdispatch demo`: the shipped defaults end to end, on a GPU or the CPU interpreter.
+
+1. For a problem set (ResNet-50 by default) print what the dispatcher would
+   launch on the target GPU (the shipped model for it, else the rules).
+2. Run a small network of every family through ``conv2d``/``conv3d`` on this
+   machine (CUDA if present, else Triton's interpreter) and check each output
+   against torch in float64. Exit status 1 if any output is wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+
+def register(sub) -> None:
+    p = sub.add_parser("demo", help="show choices for a network and run every family once",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--gpu", default="h100", help="target GPU for the choices (default h100)")
+    p.add_argument("--problems", default="resnet50", help="problem set to explain")
+    p.add_argument("--batch", type=int, default=32, help="batch size of the shown layers")
+    p.set_defaults(func=run)
+
+
+# Small layers of every family: (name, dims, N, C, K, spatial, kernel, stride, pad, groups)
+LAYERS = [
+    ("stem 7x7/s2, C=3", 2, 1, 3, 16, (16, 16), (7, 7), 2, 3, 1),
+    ("3x3 dense", 2, 2, 32, 32, (8, 8), (3, 3), 1, 1, 1),
+    ("1x1 pointwise", 2, 2, 64, 32, (8, 8), (1, 1), 1, 0, 1),
+    ("grouped 3x3, 4 groups", 2, 2, 64, 64, (6, 6), (3, 3), 1, 1, 4),
+    ("depthwise 3x3", 2, 2, 32, 32, (8, 8), (3, 3), 1, 1, 32),
+    ("deep 3x3 on 3x3 map", 2, 1, 256, 64, (3, 3), (3, 3), 1, 1, 1),
+    ("3D 3x3x3", 3, 1, 32, 16, (3, 6, 6), (3, 3, 3), 1, 1, 1),
+]
+
+
+def _explain_set(args) -> None:
+    from ..data.problems import load_set
+    from .explain import explain
+
+    problems = [p for p in load_set(args.problems) if p.geom.n == args.batch]
+    if not problems:
+        raise ValueError(f"set {args.problems!r} has no layer at batch {args.batch}")
+    print(f"Choices for {args.problems} (batch {args.batch}, float16, channels_last) "
+          f"on {args.gpu}:")
+    for p in problems:
+        e = explain(p.geom, gpu=args.gpu)
+        model = f" model {e.model}" if e.model else ""
+        print(f"  {p.layer:28s} {e.candidate.id}  [{e.chooser}{model}]")
+
+
+def _run_layers() -> bool:
+    import torch
+    import torch.nn.functional as F
+
+    from . import api
+    from .explain import explain
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    where = torch.cuda.get_device_name() if device == "cuda" else "CPU, Triton interpreter"
+    print(f"\nRunning one layer of every family on {where}:")
+    ok = True
+    for name, dims, n, c, k, sp, ks, stride, pad, groups in LAYERS:
+        gen = torch.Generator().manual_seed(len(name))
+        x = torch.randn(n, c, *sp, generator=gen)
+        w = torch.randn(k, c // groups, *ks, generator=gen) / (c // groups * len(ks)) ** 0.5
+        b = torch.randn(k, generator=gen)
+        fmt = torch.channels_last if dims == 2 else torch.channels_last_3d
+        dtype = torch.float16 if device == "cuda" else torch.float32
+        xd = x.to(device, dtype).to(memory_format=fmt)
+        wd = w.to(device, dtype)
+        bd = b.to(device, dtype)
+        fn = api.conv2d if dims == 2 else api.conv3d
+        ref_fn = F.conv2d if dims == 2 else F.conv3d
+        t0 = time.perf_counter()
+        out = fn(xd, wd, bd, stride, pad, 1, groups, activation="relu")
+        if device == "cuda":
+            torch.cuda.synchronize()
+        ms = (time.perf_counter() - t0) * 1e3
+        ref = F.relu(ref_fn(xd.double().cpu(), wd.double().cpu(), bd.double().cpu(), stride,
+                            pad, 1, groups))
+        err = float((out.double().cpu() - ref).norm() / ref.norm())
+        tol = 1e-2 if dtype == torch.float16 else 2e-3
+        good = err < tol
+        ok &= good
+        cand = explain(xd, wd, bd, stride, pad, 1, groups).candidate
+        print(f"  {name:24s} {cand.family:15s} rel err {err:.1e} "
+              f"{'ok' if good else 'WRONG'}  ({ms:.0f} ms first call)")
+    return ok
+
+
+def run(args) -> int:
+    _explain_set(args)
+    ok = _run_layers()
+    print("\nall outputs match torch" if ok else "\nSOME OUTPUTS ARE WRONG")
+    return 0 if ok else 1
