@@ -65,6 +65,8 @@ def unsupported_reason(p: argcheck.ParsedCall) -> str | None:
         return f"dtype {p.x.dtype} has no kernel (float16, bfloat16, float32 do)"
     if p.x.device.type != "cuda" and not interpreter_enabled():
         return f"{p.x.device.type} tensors run on Triton only under TRITON_INTERPRET=1"
+    if not any(f.supports(p.geom) is None for f in registry.families()):
+        return f"no kernel family supports {p.geom.describe()}"
     if torch.is_grad_enabled() and any(
             t is not None and t.requires_grad for t in (p.x, p.w, p.bias, p.residual)):
         return "backward kernels are not implemented yet; autograd goes through torch"

@@ -65,10 +65,14 @@ def bench(model: LoadedModel, device, repeat: int = 3, stress: int = 200) -> dic
             continue
         counts.append(len(cands))
         X = feature_matrix(geom, cands, device)
-        times["enumerate"].append(_best_of(lambda: registry.candidates(geom, device), repeat))
-        times["features"].append(_best_of(lambda: feature_matrix(geom, cands, device), repeat))
-        times["model"].append(_best_of(lambda: model.predict(X), repeat))
-        times["decision"].append(_best_of(lambda: model.rank(geom, cands, device), repeat))
+        stages = {
+            "enumerate": lambda g=geom: registry.candidates(g, device),
+            "features": lambda g=geom, c=cands: feature_matrix(g, c, device),
+            "model": lambda x=X: model.predict(x),
+            "decision": lambda g=geom, c=cands: model.rank(g, c, device),
+        }
+        for stage, fn in stages.items():
+            times[stage].append(_best_of(fn, repeat))
     geom = max((p.geom for p in problems), key=lambda g: len(registry.candidates(g, device)))
     cands = registry.candidates(geom, device)
     many = (cands * (stress // len(cands) + 1))[:stress]

@@ -16,14 +16,14 @@ from .launcher import launch_kernel
 
 
 @triton.jit(do_not_specialize=["M", "D", "H", "W", "OD", "OH", "OW",
-                               "T", "R", "S", "std", "sth", "stw", "pdd", "pdh", "pdw",
-                               "dld", "dlh", "dlw"])
+                               "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw"])
 def direct_kernel(
     x_ptr, w_ptr, out_ptr, syn, syc, syd, syh, syw,
     bias_ptr, res_ptr, srn, src, srd, srh, srw,
-    M, CG, KG, KTOT, D, H, W, OD, OH, OW, T, R, S,
+    M, CG, KG, KTOT, D, H, W, OD, OH, OW,
     std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
     sxn, sxc, sxd, sxh, sxw, swk, swc, swt, swr, sws,
+    KT: tl.constexpr, KR: tl.constexpr, KS: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, DEPTHWISE: tl.constexpr,
     ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr, INT64: tl.constexpr,
 ):
@@ -48,26 +48,30 @@ def direct_kernel(
         x_col = c_in * sxc
         w_col = offs_k * swk
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for trs in range(0, T * R * S):
-        ks = trs % S
-        tr = trs // S
-        kr = tr % R
-        kt = tr // R
-        idd = id0 + kt * dld
-        ih = ih0 + kr * dlh
-        iw = iw0 + ks * dlw
-        row_ok = m_mask & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-        x_ptrs = x_ptr + (x_row + idd * sxd + ih * sxh + iw * sxw)[:, None] + x_col[None, :]
-        w_ptrs = w_ptr + w_col + kt * swt + kr * swr + ks * sws
-        mask = row_ok[:, None] & k_mask[None, :]
-        for ci in range(0, CG):
-            xv = tl.load(x_ptrs + ci * sxc, mask=mask, other=0.0)
-            wv = tl.load(w_ptrs + ci * swc, mask=k_mask, other=0.0)
-            acc += xv.to(tl.float32) * wv.to(tl.float32)[None, :]
+    # Filter taps are compile-time constants: the tap loops unroll, so the loads
+    # of all taps are in flight together instead of one load-FMA chain per tap.
+    for kt in tl.static_range(KT):
+        for kr in tl.static_range(KR):
+            for ks in tl.static_range(KS):
+                idd = id0 + kt * dld
+                ih = ih0 + kr * dlh
+                iw = iw0 + ks * dlw
+                row_ok = (m_mask & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0)
+                          & (iw < W))
+                x_ptrs = x_ptr + (x_row + idd * sxd + ih * sxh + iw * sxw)[:, None] \
+                    + x_col[None, :]
+                w_ptrs = w_ptr + w_col + kt * swt + kr * swr + ks * sws
+                mask = row_ok[:, None] & k_mask[None, :]
+                for ci in range(0, CG):
+                    xv = tl.load(x_ptrs + ci * sxc, mask=mask, other=0.0)
+                    wv = tl.load(w_ptrs + ci * swc, mask=k_mask, other=0.0)
+                    acc += xv.to(tl.float32) * wv.to(tl.float32)[None, :]
     store_tile(acc, n, od, oh, ow, m_mask, offs_k, k_mask,
                out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr, srn, src, srd, srh, srw,
                HAS_BIAS, HAS_RES, ACT, INT64)
 
+
+MAX_TAPS = 125  # filter taps unrolled at compile time (5x5x5)
 
 # (BLOCK_M output pixels, BLOCK_N output channels, num_warps)
 DIRECT_TILES = (
@@ -87,6 +91,8 @@ class GroupedDirectFamily(KernelFamily):
     def supports(self, geom) -> str | None:
         if geom.g == 1:
             return "not a grouped convolution"
+        if geom.t * geom.r * geom.s > MAX_TAPS:
+            return f"{geom.t * geom.r * geom.s} filter taps are too many to unroll"
         if geom.cg > 16:
             return f"{geom.cg} input channels per group: a GEMM family is the better fit"
         return None
@@ -104,9 +110,9 @@ class GroupedDirectFamily(KernelFamily):
         grid = (triton.cdiv(g.gemm_m, bm), triton.cdiv(g.k, bn))
         launch_kernel(direct_kernel, grid,
             call.x, call.w, *out_args(call),
-            g.gemm_m, g.cg, g.kg, g.k, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
+            g.gemm_m, g.cg, g.kg, g.k, g.d, g.h, g.w, *g.out_spatial,
             *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),
-            BLOCK_M=bm, BLOCK_N=bn, DEPTHWISE=g.cg == 1 and g.kg == 1,
+            KT=g.t, KR=g.r, KS=g.s, BLOCK_M=bm, BLOCK_N=bn, DEPTHWISE=g.cg == 1 and g.kg == 1,
             ACT=call.activation, HAS_BIAS=call.bias is not None,
             HAS_RES=call.residual is not None, INT64=needs_int64(call),
             num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],

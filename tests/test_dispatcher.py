@@ -342,3 +342,11 @@ def test_choice_is_the_same_in_another_process():
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True).stdout for _ in range(2)]
     assert runs[0] == runs[1] and runs[0].count("\n") == 18
+
+
+def test_geometry_no_family_supports_falls_back():
+    # Depthwise 3D with 7x7x7 taps: too many taps to unroll, too few channels for a GEMM.
+    x, w = torch.randn(1, 2, 7, 7, 7), torch.randn(2, 1, 7, 7, 7)
+    with pytest.warns(cd.FallbackWarning, match="no kernel family"):
+        out = cd.conv3d(x, w, groups=2)
+    assert torch.allclose(out, F.conv3d(x, w, groups=2), atol=1e-5)

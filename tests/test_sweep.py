@@ -273,6 +273,9 @@ def test_run_sweep_validates_arguments(tmp_path):
         sweep(PROBLEMS, tmp_path / "a.txt")
     with pytest.raises(ValueError, match="twice"):
         sweep(PROBLEMS + PROBLEMS[:1], tmp_path / "a.csv")
+    asym = ConvGeometry(n=1, c=8, k=8, h=8, w=8, r=2, s=2, pad_hi=(0, 1, 1))
+    with pytest.raises(ValueError, match="cannot record"):
+        sweep([P("x", "s", "l", asym)], tmp_path / "a.csv")
     with pytest.raises(TypeError, match="geom"):
         sweep([P("x", "s", "l", "not a geometry")], tmp_path / "a.csv")
 
@@ -284,8 +287,8 @@ def good_rows(n: int = 3) -> list[dict]:
     return [{"problem_id": "unit/l0/n1/float16", "set": "unit", "layer": "l0", **g.as_row(),
              "family": "fam", "config": f"BLOCK_M={16 * (i + 1)}", "status": "ok", "ok": 1,
              "rel_err": 1e-4, "latency_us": 10.0 + i, "latency_p20_us": 9.5,
-             "latency_p80_us": 11.0 + i, "tflops": 1.0, "gbps": 2.0, "cudnn_us": 12.0, "cuda_graph": 1,
-             "compile_s": 0.5, "gpu": "fake", "error": ""} for i in range(n)]
+             "latency_p80_us": 11.0 + i, "tflops": 1.0, "gbps": 2.0, "cudnn_us": 12.0,
+             "cuda_graph": 1, "compile_s": 0.5, "gpu": "fake", "error": ""} for i in range(n)]
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:

@@ -86,6 +86,10 @@ def check_problems(problems: Sequence) -> list:
                             f"got {type(p.geom).__name__}")
         if not isinstance(p.id, str) or not p.id:
             raise ValueError(f"problem {n}: id must be a non-empty string, got {p.id!r}")
+        if ConvGeometry.from_row(p.geom.as_row()) != p.geom:
+            raise ValueError(f"problem {p.id!r}: the sweep CSV's geometry columns cannot record "
+                             f"{p.geom.describe()} (pad_hi or bias); it would be read back "
+                             "as another convolution")
         if p.id in seen:
             raise ValueError(f"problem id {p.id!r} occurs twice (positions {seen[p.id]} and {n})")
         seen[p.id] = n
