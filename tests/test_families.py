@@ -96,9 +96,9 @@ def _fields(geom: ConvGeometry) -> dict:
 # Tiny shapes, one of which makes any config of a family feasible.
 TINY = {
     "implicit_gemm": [G(n=1, c=c, k=k, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
-                      for c in (32, 64) for k in (32, 64, 256) for h in (4, 16)],
+                      for c in (32, 64, 128) for k in (32, 64, 256) for h in (4, 16)],
     "pointwise": [G(n=1, c=c, k=k, h=h, w=h, r=1, s=1)
-                  for c in (32, 64) for k in (32, 64, 256) for h in (4, 16)],
+                  for c in (32, 64, 128) for k in (32, 64, 256) for h in (4, 16)],
     "grouped_gemm": [G(n=1, c=2 * c, k=2 * k, g=2, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
                      for c in (16, 32, 64) for k in (16, 32, 64, 128) for h in (4, 16)],
     "grouped_direct": [G(n=1, c=k, k=k, g=k, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
