@@ -9,6 +9,7 @@ from ..kernels.geometry import ConvGeometry
 from . import args as argcheck
 from . import registry
 from .cache import DecisionCache
+from .custom_ops import traced_conv
 from .decision import Decision
 from .fallback import fall_back, torch_conv
 from .launch import empty_output, launch
@@ -61,6 +62,8 @@ def decide(geom: ConvGeometry, device: DeviceSpec, chooser=None) -> Decision:
 
 def unsupported_reason(p: argcheck.ParsedCall) -> str | None:
     """Why no family can take this call, or None."""
+    if p.x.device.type == "meta":
+        return "meta tensors hold no data; torch computes the output's shape"
     if p.geom is None:
         return f"dtype {p.x.dtype} has no kernel (float16, bfloat16, float32 do)"
     if p.x.device.type != "cuda" and not interpreter_enabled():
@@ -84,6 +87,10 @@ def _fast_path_ok(input, weight, bias, residual) -> bool:
 
 def _conv(dims: int, input, weight, bias, stride, padding, dilation, groups, activation,
           residual) -> torch.Tensor:
+    if torch.compiler.is_compiling():
+        # dynamo sees one opaque operator (convdispatch::conv), not this Python.
+        return traced_conv(dims, input, weight, bias, stride, padding, dilation, groups,
+                           activation, residual)
     sig = None
     try:
         if _fast_path_ok(input, weight, bias, residual):
@@ -100,13 +107,16 @@ def _conv(dims: int, input, weight, bias, stride, padding, dilation, groups, act
     argcheck.check_residual_shape(p, fn)
     if p.residual is not None and p.unbatched:
         p.residual = p.residual.unsqueeze(0)
-    if p.x.shape[1] == 0:
+    if p.x.shape[1] == 0 or p.x.device.type == "meta":
         out = torch_conv(p, dims, activation)
         return out.squeeze(0) if p.unbatched else out
     reason = unsupported_reason(p)
     if reason is not None:
         out = fall_back(p, dims, activation, reason)
         return out.squeeze(0) if p.unbatched else out
+    if p.bias is not None and not p.bias.is_contiguous():
+        # Kernels read bias[k] at offset k; a strided or expanded bias is copied, never recorded.
+        p.bias, sig = p.bias.contiguous(), None
     geom = p.geom
     out = empty_output(p.x, argcheck.output_shape(p), geom.layout)
     if out.numel():

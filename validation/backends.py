@@ -144,6 +144,9 @@ class CudaBackend:
         dev = self._torch_device()
         if dev.index is not None:
             torch.cuda.set_device(dev)
+        # Every worker computes CPU references; with torch's default of one thread per
+        # core, 15 workers oversubscribe the CPU and the check phase crawls.
+        torch.set_num_threads(1)
         torch.backends.cudnn.benchmark = self.timing.cudnn_benchmark
         torch.backends.cudnn.allow_tf32 = self.timing.allow_tf32
         torch.backends.cuda.matmul.allow_tf32 = self.timing.allow_tf32

@@ -1,0 +1,140 @@
+"""``convdispatch::conv``: the operator torch.compile and torch.export trace instead of Python.
+
+Eager calls keep the dispatcher's fast path (a recorded plan replayed per
+call). While dynamo traces, ``conv2d``/``conv3d`` emit this opaque operator
+instead: its fake implementation gives the output's shape, dtype and strides
+(the input's memory format, as the eager path produces), and its real
+implementation is the eager dispatcher, so a compiled graph runs the same
+kernels, choices and fallbacks as eager code.
+
+There is no autograd formula: when a gradient is needed, the traced call is
+torch's own convolution (differentiable, traceable), as the eager API falls
+back to torch for autograd.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from . import args as argcheck
+from .fallback import ACTIVATION_FNS
+
+OP_NAME = "convdispatch::conv"
+SCHEMA = ("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+          "int[] dilation, int groups, str activation, Tensor? residual, str padding_str, "
+          "int dims) -> Tensor")
+# Inductor must hand the operator the strides it was traced with: the output's
+# memory format follows the input's.
+_TAGS = tuple(getattr(torch.Tag, n) for n in ("needs_exact_strides",) if hasattr(torch.Tag, n))
+
+
+def _define(fn):
+    try:
+        return torch.library.custom_op(OP_NAME, mutates_args=(), schema=SCHEMA, tags=_TAGS)(fn)
+    except TypeError:  # torch < 2.5 has no ``tags`` argument
+        return torch.library.custom_op(OP_NAME, mutates_args=(), schema=SCHEMA)(fn)
+
+
+def _batched_format(x: torch.Tensor, dims: int) -> torch.memory_format:
+    """Memory format of the output: the input's, as the eager dispatcher allocates it."""
+    xb = x.unsqueeze(0) if x.dim() == dims + 1 else x
+    if xb.dim() == dims + 2 and argcheck.layout_of(xb) == "channels_last":
+        return torch.channels_last if dims == 2 else torch.channels_last_3d
+    return torch.contiguous_format
+
+
+def _empty_out(x: torch.Tensor, shape: Sequence, dims: int, device=None) -> torch.Tensor:
+    """An empty output of ``shape`` (as returned) with the strides the operator promises."""
+    unbatched = x.dim() == dims + 1
+    full = [1, *shape] if unbatched else list(shape)
+    out = torch.empty(full, dtype=x.dtype, device=device or x.device,
+                      memory_format=_batched_format(x, dims))
+    return out.squeeze(0) if unbatched else out
+
+
+def _spatial_out(x, w, stride, padding, dilation, padding_str: str, dims: int) -> list:
+    """Output spatial sizes; works on symbolic sizes too."""
+    sizes, taps = list(x.shape[-dims:]), list(w.shape[2:])
+    st = argcheck._tuple("stride", list(stride), dims, f"conv{dims}d")
+    dl = argcheck._tuple("dilation", list(dilation), dims, f"conv{dims}d")
+    if padding_str == "same":
+        return sizes
+    pad = (0,) * dims if padding_str == "valid" else argcheck._tuple(
+        "padding", list(padding), dims, f"conv{dims}d")
+    return [(s + 2 * p - d * (k - 1) - 1) // t + 1
+            for s, k, t, p, d in zip(sizes, taps, st, pad, dl)]
+
+
+def _static(*tensors) -> bool:
+    return all(isinstance(s, int) for t in tensors if t is not None for s in t.shape)
+
+
+@_define
+def conv(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+         stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], groups: int,
+         activation: str, residual: torch.Tensor | None, padding_str: str,
+         dims: int) -> torch.Tensor:
+    """Run the eager dispatcher; the result gets the strides the fake implementation promised."""
+    from .api import _conv
+
+    out = _conv(dims, input, weight, bias, tuple(stride), padding_str or tuple(padding),
+                tuple(dilation), groups, None if activation == "none" else activation, residual)
+    want = _empty_out(input, out.shape, dims, device="meta")
+    if out.stride() == want.stride():
+        return out
+    # A torch fallback (float64, no family, ...) may pick another memory format.
+    fixed = torch.empty_strided(out.shape, want.stride(), dtype=out.dtype, device=out.device)
+    return fixed.copy_(out)
+
+
+@conv.register_fake
+def _conv_fake(input, weight, bias, stride, padding, dilation, groups, activation, residual,
+               padding_str, dims):
+    if _static(input, weight, bias, residual):
+        # Same checks and messages as the eager call, raised while tracing.
+        p = argcheck.parse(dims, input, weight, bias, tuple(stride), padding_str or tuple(padding),
+                           tuple(dilation), groups, residual,
+                           None if activation == "none" else activation)
+        argcheck.check_residual_shape(p, f"conv{dims}d")
+        shape = argcheck.output_shape(p)
+    else:
+        xb = input.unsqueeze(0) if input.dim() == dims + 1 else input
+        shape = [xb.shape[0], weight.shape[0],
+                 *_spatial_out(xb, weight, stride, padding, dilation, padding_str, dims)]
+    return _empty_out(input, shape[1:] if input.dim() == dims + 1 else shape, dims)
+
+
+def _ints(value) -> list:
+    return [value] if isinstance(value, int) else list(value)
+
+
+def _torch_path(dims, input, weight, bias, stride, padding, dilation, groups, activation,
+                residual) -> torch.Tensor:
+    """Differentiable torch convolution with the fused epilogue's semantics."""
+    fn = F.conv2d if dims == 2 else F.conv3d
+    y = fn(input, weight, bias, stride, padding, dilation, groups)
+    if residual is not None:
+        if residual.shape != y.shape:
+            raise RuntimeError(f"conv{dims}d(): residual of size {list(residual.shape)} must "
+                               f"match the output size {list(y.shape)}")
+        y = y + residual
+    if activation not in ACTIVATION_FNS:
+        raise ValueError(f"conv{dims}d(): activation must be one of "
+                         f"{argcheck.ACTIVATION_NAMES[1:]} or None, got {activation!r}")
+    return ACTIVATION_FNS[activation](y)
+
+
+def traced_conv(dims: int, input, weight, bias, stride, padding, dilation, groups, activation,
+                residual) -> torch.Tensor:
+    """What ``conv2d``/``conv3d`` do while dynamo traces them."""
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad
+                                       for t in (input, weight, bias, residual)):
+        return _torch_path(dims, input, weight, bias, stride, padding, dilation, groups,
+                           activation, residual)
+    pad_str = padding if isinstance(padding, str) else ""
+    return torch.ops.convdispatch.conv(
+        input, weight, bias, _ints(stride), [] if pad_str else _ints(padding), _ints(dilation),
+        groups, "none" if activation is None else activation, residual, pad_str, dims)
