@@ -14,8 +14,8 @@ _EXPORTS = {
     "conv2d": "dispatcher", "conv3d": "dispatcher", "Conv2d": "dispatcher",
     "Conv3d": "dispatcher", "explain": "dispatcher", "force": "dispatcher",
     "set_chooser": "dispatcher", "set_strict": "dispatcher", "clear_cache": "dispatcher",
-    "FallbackWarning": "dispatcher", "Candidate": "kernels.base", "Config": "kernels.base",
-    "ConvGeometry": "kernels.geometry",
+    "FallbackWarning": "dispatcher", "replace_convs": "dispatcher",
+    "Candidate": "kernels.base", "Config": "kernels.base", "ConvGeometry": "kernels.geometry",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -7,9 +7,10 @@ from .explain import Explanation, explain
 from .fallback import FallbackWarning
 from .launch import run_candidate
 from .modules import Conv2d, Conv3d
+from .replace import replace_convs
 from .selection import set_chooser
 from .settings import force, set_strict
 
 __all__ = ["CACHE", "Conv2d", "Conv3d", "Decision", "Explanation", "FallbackWarning",
            "RuleChooser", "clear_cache", "conv2d", "conv3d", "decide", "explain", "force",
-           "run_candidate", "set_chooser", "set_strict"]
+           "replace_convs", "run_candidate", "set_chooser", "set_strict"]

@@ -28,9 +28,18 @@ def clear_cache() -> None:
     PLANS.clear()
 
 
+def _types(value):
+    return tuple(map(type, value)) if type(value) is tuple else type(value)
+
+
 def _signature(dims, x, w, bias, stride, padding, dilation, groups, activation, residual):
-    """Everything a recorded plan depends on; raises for unhashable or non-tensor args."""
-    return (dims, x.shape, x.stride(), x.dtype, x.device, w.shape, w.stride(), w.dtype, w.device,
+    """Everything a recorded plan depends on; raises for unhashable or non-tensor args.
+
+    Argument types are part of it: True == 1.0 == 1 as dict keys, and only the
+    checked path may accept or reject a bool or a float.
+    """
+    return (dims, _types(stride), _types(padding), _types(dilation), type(groups),
+            x.shape, x.stride(), x.dtype, x.device, w.shape, w.stride(), w.dtype, w.device,
             None if bias is None else (bias.shape, bias.stride(), bias.dtype, bias.device),
             None if residual is None else (residual.shape, residual.stride(), residual.dtype,
                                            residual.device),

@@ -68,6 +68,11 @@ def _spatial_out(x, w, stride, padding, dilation, padding_str: str, dims: int) -
             for s, k, t, p, d in zip(sizes, taps, st, pad, dl)]
 
 
+def _check_dims(dims: int) -> None:
+    if dims not in (2, 3):
+        raise ValueError(f"{OP_NAME}: dims must be 2 or 3, got {dims}")
+
+
 def _static(*tensors) -> bool:
     return all(isinstance(s, int) for t in tensors if t is not None for s in t.shape)
 
@@ -80,6 +85,7 @@ def conv(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
     """Run the eager dispatcher; the result gets the strides the fake implementation promised."""
     from .api import _conv
 
+    _check_dims(dims)
     out = _conv(dims, input, weight, bias, tuple(stride), padding_str or tuple(padding),
                 tuple(dilation), groups, None if activation == "none" else activation, residual)
     want = _empty_out(input, out.shape, dims, device="meta")
@@ -93,6 +99,7 @@ def conv(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
 @conv.register_fake
 def _conv_fake(input, weight, bias, stride, padding, dilation, groups, activation, residual,
                padding_str, dims):
+    _check_dims(dims)
     if _static(input, weight, bias, residual):
         # Same checks and messages as the eager call, raised while tracing.
         p = argcheck.parse(dims, input, weight, bias, tuple(stride), padding_str or tuple(padding),
@@ -108,7 +115,7 @@ def _conv_fake(input, weight, bias, stride, padding, dilation, groups, activatio
 
 
 def _ints(value) -> list:
-    return [value] if isinstance(value, int) else list(value)
+    return list(value) if isinstance(value, (tuple, list, torch.Size)) else [value]
 
 
 def _torch_path(dims, input, weight, bias, stride, padding, dilation, groups, activation,
@@ -117,10 +124,12 @@ def _torch_path(dims, input, weight, bias, stride, padding, dilation, groups, ac
     fn = F.conv2d if dims == 2 else F.conv3d
     y = fn(input, weight, bias, stride, padding, dilation, groups)
     if residual is not None:
-        if residual.shape != y.shape:
+        # An unbatched call may pass its residual with a batch of 1, as in eager.
+        allowed = [tuple(y.shape)] + ([(1, *y.shape)] if input.dim() == dims + 1 else [])
+        if tuple(residual.shape) not in allowed:
             raise RuntimeError(f"conv{dims}d(): residual of size {list(residual.shape)} must "
                                f"match the output size {list(y.shape)}")
-        y = y + residual
+        y = y + residual.reshape(y.shape)
     if activation not in ACTIVATION_FNS:
         raise ValueError(f"conv{dims}d(): activation must be one of "
                          f"{argcheck.ACTIVATION_NAMES[1:]} or None, got {activation!r}")

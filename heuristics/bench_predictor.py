@@ -51,12 +51,30 @@ def _stats(ms: list[float]) -> str:
             f"max {a.max():.3f} ms")
 
 
-def bench(model: LoadedModel, device, repeat: int = 3, stress: int = 200) -> dict:
-    """Per-stage times (ms, best of ``repeat``) over the plan problems; printed and returned."""
+def _booster(model: LoadedModel):
+    """lightgbm's own evaluator of the same model file, or None without lightgbm."""
+    try:
+        import lightgbm
+    except ImportError:
+        print("lightgbm is not installed: no comparison with Booster.predict")
+        return None
+    return lightgbm.Booster(model_file=str(model.path / "model.txt"))
+
+
+def bench(model: LoadedModel, device, repeat: int = 3, stress: int = 200,
+          compare_lightgbm: bool = True) -> dict:
+    """Per-stage times (ms, best of ``repeat``) over the plan problems; printed and returned.
+
+    With ``compare_lightgbm`` (and lightgbm installed) it also times
+    ``Booster.predict`` (one thread) on the same feature matrices as "model".
+    """
     from ..data.problems import plan
 
     problems = plan("train") + plan("holdout")
+    booster = _booster(model) if compare_lightgbm else None
     times: dict[str, list[float]] = {"enumerate": [], "features": [], "model": [], "decision": []}
+    if booster is not None:
+        times["lightgbm"] = []
     counts = []
     for p in problems:
         geom = p.geom
@@ -71,6 +89,8 @@ def bench(model: LoadedModel, device, repeat: int = 3, stress: int = 200) -> dic
             "model": lambda x=X: model.predict(x),
             "decision": lambda g=geom, c=cands: model.rank(g, c, device),
         }
+        if booster is not None:
+            stages["lightgbm"] = lambda x=X: booster.predict(x, num_threads=1)
         for stage, fn in stages.items():
             times[stage].append(_best_of(fn, repeat))
     geom = max((p.geom for p in problems), key=lambda g: len(registry.candidates(g, device)))
@@ -83,7 +103,9 @@ def bench(model: LoadedModel, device, repeat: int = 3, stress: int = 200) -> dic
           f"median {int(np.median(counts))} max {max(counts)}; best of {repeat} runs each")
     for stage, ms in times.items():
         label = {"decision": "cold decision (features + model + sort)",
-                 "enumerate": "registry.candidates (not part of the model)"}.get(stage, stage)
+                 "enumerate": "registry.candidates (not part of the model)",
+                 "model": "model: numpy tree_model",
+                 "lightgbm": "model: lightgbm Booster.predict (1 thread)"}.get(stage, stage)
         print(f"  {label:<44} {_stats(ms)}")
     big = [t for t, c in zip(times["decision"], counts) if c >= 60]
     if big:
@@ -97,23 +119,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", help="model directory (default: shipped model for --gpu)")
     ap.add_argument("--gpu", default="h100", help="GPU whose DeviceSpec features use")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-lightgbm", action="store_true",
+                    help="do not time lightgbm's Booster.predict for comparison")
     ap.add_argument("--synthetic-problems", type=int, default=300,
                     help="problems in the throwaway synthetic sweep (no model found)")
     args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error("--repeat must be >= 1")
     device = lookup(args.gpu)
+    run = lambda model: _run(model, device, args.repeat, not args.no_lightgbm)
     if args.model:
-        return _run(load_model(args.model), device, args.repeat)
+        return run(load_model(args.model))
     found = find_model(device, nearest=False)
     if found is not None:
-        return _run(load_model(found), device, args.repeat)
+        return run(load_model(found))
     print(f"no shipped model for {device.key}: training one on a synthetic sweep ...")
     with tempfile.TemporaryDirectory() as tmp:
-        return _run(_synthetic_model(device, Path(tmp), args.synthetic_problems), device,
-                    args.repeat)
+        return run(_synthetic_model(device, Path(tmp), args.synthetic_problems))
 
 
-def _run(model: LoadedModel, device, repeat: int) -> int:
-    bench(model, device, repeat)
+def _run(model: LoadedModel, device, repeat: int, compare_lightgbm: bool) -> int:
+    bench(model, device, repeat, compare_lightgbm=compare_lightgbm)
     return 0
 
 

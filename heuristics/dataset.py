@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..kernels.base import Config
+from ..kernels.base import Candidate, Config
 from ..kernels.device import KNOWN, DeviceSpec, device_key
 from ..kernels.geometry import ConvGeometry
 from ..validation.sweep_csv import read_sweep
 from ..validation.sweep_schema import GEOMETRY_COLUMNS
-from .features import FAMILY_KIND, sweep_feature_matrix
+from .features import FAMILY_KIND, candidate_table, sweep_feature_matrix
 
 _SEP = "\x1f"  # joins gpu and problem_id into one problem key
 
@@ -87,7 +87,7 @@ def _check_rows(df: pd.DataFrame, path: str) -> None:
             raise ValueError(f"{_where(path, i)}: column 'family' has unknown family {fam!r}; "
                              f"known: {sorted(FAMILY_KIND)}")
         try:
-            Config.parse(cfg)
+            candidate_table([Candidate(fam, Config.parse(cfg))])
         except ValueError as e:
             raise ValueError(f"{_where(path, i)}: column 'config': {e}") from None
     geo = df[list(GEOMETRY_COLUMNS)]
@@ -113,6 +113,8 @@ def read_sweeps(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
     frames = []
     for p in paths:
         df = read_sweep(p)
+        if df.empty:
+            raise ValueError(f"{p}: no data rows (only a header)")
         _check_rows(df, str(p))
         frames.append(df.assign(source=str(p)))
     out = pd.concat(frames, ignore_index=True)

@@ -9,6 +9,7 @@ through ``sweep_feature_matrix``, which calls ``feature_matrix`` per problem.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -20,16 +21,20 @@ from ..kernels.geometry import DTYPES, ConvGeometry
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-FAMILY_NAMES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem", "splitk")
+FAMILY_NAMES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem", "splitk",
+                "grouped_packed")
 
 # How a family tiles the problem, which fixes its effective M / N / K:
 # gemm: per-group implicit GEMM, N = K/g, reduction t*r*s*ceil(cg/BK) steps;
 # flat: reduction flattened over (t, r, s, c), N = all output channels;
-# direct: FMA over output pixels x all output channels, reduction not tiled.
+# direct: FMA over output pixels x all output channels, reduction not tiled;
+# packed: one program covers GPT = min(BLOCK_N // K/g, g) whole groups, its
+# reduction runs over their GPT * C/g channels (block-diagonal weight tile).
 FAMILY_KIND = {"implicit_gemm": "gemm", "pointwise": "gemm", "grouped_gemm": "gemm",
-               "splitk": "gemm", "stem": "flat", "grouped_direct": "direct"}
+               "splitk": "gemm", "stem": "flat", "grouped_direct": "direct",
+               "grouped_packed": "packed"}
 
 _GEOM_NAMES = (
     "n", "c", "k", "g", "d", "h", "w", "t", "r", "s",
@@ -52,7 +57,10 @@ FEATURE_NAMES: tuple[str, ...] = (
 N_FEATURES = len(FEATURE_NAMES)
 _N_GEOM = len(_GEOM_NAMES)
 _N_FAM = len(FAMILY_NAMES)
-_KIND_CODE = {"gemm": 0, "flat": 1, "direct": 2}
+_KINDS = ("gemm", "flat", "direct", "packed")
+# Knobs the formulas below divide by, per kind: a config without them is malformed.
+_REQUIRED = {"gemm": ("BLOCK_M", "BLOCK_N", "BLOCK_K"), "flat": ("BLOCK_M", "BLOCK_N", "BLOCK_K"),
+             "direct": ("BLOCK_M", "BLOCK_N"), "packed": ("BLOCK_M", "BLOCK_N", "BLOCK_K")}
 
 
 def _log2(x: float) -> float:
@@ -78,31 +86,75 @@ def geometry_vector(geom: ConvGeometry, device: DeviceSpec) -> np.ndarray:
     return np.asarray(vals, dtype=np.float64)
 
 
+# Columns of ``candidate_table``: one-hot, knobs, then what does not depend on the
+# geometry: kind flags (gemm, flat, direct, packed), BLOCK_K of the reduction
+# (1 for direct), tile_mn, tile_intensity, acc_per_thread.
+_N_KNOB = len(_KNOB_NAMES)
+_T_KNOB = _N_FAM
+_T_KIND = _N_FAM + _N_KNOB
+_T_EXTRA = _T_KIND + len(_KINDS)
+_N_TABLE = _T_EXTRA + 4
+
+
 @lru_cache(maxsize=8192)
 def _candidate_row(family: str, config: Config) -> tuple[float, ...]:
-    """Family one-hot, kind code and knobs of one candidate (absent knob: 0, SPLIT_K 1)."""
+    """One ``candidate_table`` row (absent knob: 0; absent SPLIT_K, GROUP_M: 1)."""
     if family not in FAMILY_KIND:
         raise ValueError(f"unknown kernel family {family!r}: feature schema v{SCHEMA_VERSION} "
                          f"knows {FAMILY_NAMES}")
+    kind = FAMILY_KIND[family]
+    missing = [k for k in _REQUIRED[kind] if k not in config]
+    if missing:
+        raise ValueError(f"config {config!r} of family {family!r} lacks {missing}")
     onehot = tuple(float(family == f) for f in FAMILY_NAMES)
     knobs = tuple(float(config.get(k, 1 if k in ("SPLIT_K", "GROUP_M") else 0))
                   for k in _KNOB_NAMES)
-    return (*onehot, float(_KIND_CODE[FAMILY_KIND[family]]), *knobs)
+    flags = tuple(float(kind == k) for k in _KINDS)
+    bm, bn, bk, warps = (knobs[_KNOB_NAMES.index(k)]
+                         for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps"))
+    bk_eff = 1.0 if kind == "direct" else max(bk, 1.0)
+    extra = (bk_eff, bm * bn, bm * bn / (bm + bn), bm * bn / (32.0 * max(warps, 1.0)))
+    return (*onehot, *knobs, *flags, *extra)
+
+
+# Rows of candidates seen so far: candidate_table is a dict look-up per candidate and
+# one numpy gather. Rows are only added (under the lock; the table before the index,
+# so a reader never sees an index past the table).
+_ROW_OF: dict[tuple[str, Config], int] = {}
+_TABLE = np.empty((0, _N_TABLE))
+_TABLE_LOCK = threading.Lock()
+_TABLE_MAX = 1 << 16  # distinct candidates kept; past it rows are built per call
+
+
+def _row_index(family: str, config: Config) -> int:
+    global _TABLE
+    row = _candidate_row(family, config)  # validates; raises for bad candidates
+    with _TABLE_LOCK:
+        key = (family, config)
+        if key not in _ROW_OF:
+            if len(_ROW_OF) >= _TABLE_MAX:
+                return -1
+            _TABLE = np.vstack([_TABLE, np.asarray(row, dtype=np.float64)[None]])
+            _ROW_OF[key] = len(_TABLE) - 1
+        return _ROW_OF[key]
 
 
 def candidate_table(candidates: Sequence[Candidate]) -> np.ndarray:
-    """[n, families + 1 + knobs] array: one-hot, kind code, knob values."""
-    rows = []
-    for cand in candidates:
-        try:
-            rows.append(_candidate_row(cand.family, cand.config))
-        except AttributeError:
-            raise TypeError(f"expected Candidate objects, got {type(cand).__name__}") from None
-    return np.array(rows, dtype=np.float64).reshape(len(rows), _N_FAM + 1 + len(_KNOB_NAMES))
-
-
-def _cdiv(a, b):
-    return np.ceil(a / b)
+    """[n, _N_TABLE] float64: the geometry-independent part of each candidate's features."""
+    try:
+        ids = [_ROW_OF.get((c.family, c.config)) for c in candidates]
+        if None in ids:
+            ids = [i if i is not None else _row_index(c.family, c.config)
+                   for i, c in zip(ids, candidates)]
+    except (AttributeError, TypeError):
+        bad = next((c for c in candidates if not isinstance(c, Candidate)), None)
+        if bad is None:
+            raise
+        raise TypeError(f"expected Candidate objects, got {type(bad).__name__}") from None
+    if -1 in ids:  # table full: build these rows directly
+        return np.array([_candidate_row(c.family, c.config) for c in candidates],
+                        dtype=np.float64).reshape(len(ids), _N_TABLE)
+    return _TABLE[ids]
 
 
 def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
@@ -113,40 +165,38 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     if not isinstance(device, DeviceSpec):
         raise TypeError(f"device must be a DeviceSpec, got {type(device).__name__}")
     tab = candidate_table(candidates)
-    n = tab.shape[0]
-    out = np.empty((n, N_FEATURES), dtype=np.float64)
+    out = np.empty((tab.shape[0], N_FEATURES), dtype=np.float64)
     out[:, :_N_GEOM] = geometry_vector(geom, device)
-    out[:, _N_GEOM:_N_GEOM + _N_FAM] = tab[:, :_N_FAM]
-    kind = tab[:, _N_FAM]
-    knobs = tab[:, _N_FAM + 1:]
-    out[:, _N_GEOM + _N_FAM:_N_GEOM + _N_FAM + len(_KNOB_NAMES)] = knobs
-    bm, bn, bk, _, split, warps, stages = knobs.T
+    d = _N_GEOM + _N_FAM + _N_KNOB
+    out[:, _N_GEOM:d] = tab[:, :_T_KIND]
+    bm, bn, bk, _, split, _, stages = tab[:, _T_KNOB:_T_KIND].T
+    gemm, flat, direct, packed = tab[:, _T_KIND:_T_EXTRA].T
+    bk_eff, tile_mn, tile_int, acc = tab[:, _T_EXTRA:].T
 
-    flat, direct = kind == 1, kind == 2
+    # Per-kind sizes as blends of 0/1 flags (one pass each, no branches).
     m = float(max(geom.gemm_m, 1))
-    trs = geom.t * geom.r * geom.s
-    n_dim = np.where(kind == 0, float(geom.kg), float(geom.k))
-    groups = np.where(kind == 0, float(geom.g), 1.0)
-    # Reduction length a program walks, padded to its K tile.
-    bk_eff = np.where(direct, 1.0, np.maximum(bk, 1.0))
+    trs, cg, g = float(geom.t * geom.r * geom.s), float(geom.cg), float(geom.g)
     k_true = float(max(geom.gemm_k, 1))
-    k_steps = np.where(direct, float(trs * geom.cg),
-                       np.where(flat, _cdiv(geom.gemm_k, bk_eff),
-                                trs * _cdiv(geom.cg, bk_eff)))
-    k_padded = np.where(direct, k_true, k_steps * bk_eff)
-    tiles_m = _cdiv(m, bm)
-    tiles_n = _cdiv(np.maximum(n_dim, 1.0), bn)
+    n_dim = geom.k + gemm * (geom.kg - geom.k)  # gemm: per group; else all channels
+    groups = 1.0 + gemm * (g - 1.0)
+    # Whole groups one packed program covers (>= 1 so that infeasible rows stay finite).
+    gpt = np.clip(np.floor(bn / float(max(geom.kg, 1))), 1.0, g)
+    # Reduction a program walks: mult x ceil(run / BLOCK_K) steps, padded to its K tile;
+    # flat reduces over all of (t, r, s, c), packed over its groups' channels.
+    run = cg + flat * (k_true - cg) + packed * (gpt - 1.0) * cg
+    k_steps = (trs + flat * (1.0 - trs)) * np.ceil(run / bk_eff)
+    k_padded = k_steps * bk_eff
+    tiles_m = np.ceil(m / bm)
+    tiles_n = np.where(packed > 0, np.ceil(g / gpt), np.ceil(np.maximum(n_dim, 1.0) / bn))
     programs = tiles_m * tiles_n * groups * split
     sms = float(max(device.sm_count, 1))
     waves = programs / sms
     waves_ceil = np.ceil(waves)
-    elem = float(geom.elem_bytes)
 
-    d = _N_GEOM + _N_FAM + len(_KNOB_NAMES)
     out[:, d + 0] = tiles_m
     out[:, d + 1] = tiles_n
     out[:, d + 2] = k_steps
-    out[:, d + 3] = _cdiv(k_steps, split)
+    out[:, d + 3] = np.ceil(k_steps / split)
     out[:, d + 4] = programs
     out[:, d + 5] = np.log2(np.maximum(programs, 1.0))
     out[:, d + 6] = waves
@@ -156,12 +206,12 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, d + 10] = tiles_m * bm / m - 1.0
     out[:, d + 11] = tiles_n * bn / np.maximum(n_dim, 1.0) - 1.0
     out[:, d + 12] = k_padded / k_true - 1.0
-    out[:, d + 13] = np.where(direct, 0.0, stages * (bm * bk + bk * bn) * elem)
-    out[:, d + 14] = bm * bn
-    out[:, d + 15] = bm * bn / (bm + bn)
-    out[:, d + 16] = np.log2(np.maximum(2.0 * bm * bn * k_padded / split, 1.0))
+    out[:, d + 13] = (1.0 - direct) * stages * (bm + bn) * bk * float(geom.elem_bytes)
+    out[:, d + 14] = tile_mn
+    out[:, d + 15] = tile_int
+    out[:, d + 16] = np.log2(np.maximum(2.0 * tile_mn * k_padded / split, 1.0))
     out[:, d + 17] = np.where(split > 1, np.log2(np.maximum(split * m * geom.k * 4.0, 1.0)), 0.0)
-    out[:, d + 18] = bm * bn / (32.0 * np.maximum(warps, 1.0))
+    out[:, d + 18] = acc
     return out.astype(np.float32)
 
 

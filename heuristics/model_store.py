@@ -1,8 +1,9 @@
 """A model directory: model.txt (LightGBM text), schema.json (what the code must match),
 meta.json (provenance and metrics). Loading needs numpy only.
 
-The model's identity is the sha256 of model.txt, recorded in schema.json and
-checked on every load, so a corrupt, truncated or swapped file is refused.
+The model's identity is the sha256 of model.txt, recorded in schema.json (and
+meta.json) and checked on every load, so a corrupt, truncated or swapped file
+is refused.
 
 ``find_model`` rule: ``models/<device_key>/`` for the GPU if it exists; else,
 with ``nearest``, the shipped model of the same architecture family (same
@@ -24,7 +25,13 @@ import numpy as np
 from ..kernels.base import Candidate
 from ..kernels.device import KNOWN, DeviceSpec, device_key
 from ..kernels.geometry import ConvGeometry
-from .features import FEATURE_NAMES, N_FEATURES, SCHEMA_VERSION, feature_matrix
+from .features import (
+    FAMILY_NAMES,
+    FEATURE_NAMES,
+    N_FEATURES,
+    SCHEMA_VERSION,
+    feature_matrix,
+)
 from .tree_model import ModelLoadError, TreeEnsemble, load_ensemble, sha256_file
 
 MODEL_FILE, SCHEMA_FILE, META_FILE = "model.txt", "schema.json", "meta.json"
@@ -42,6 +49,7 @@ class LoadedModel:
     method: str
     schema: dict
     ensemble: TreeEnsemble = field(repr=False)
+    meta: dict = field(default_factory=dict, repr=False)
 
     @property
     def identity(self) -> str:
@@ -50,6 +58,12 @@ class LoadedModel:
     @property
     def score_unit(self) -> str:
         return self.schema["score"]["unit"]
+
+    @property
+    def families(self) -> frozenset[str]:
+        """Families the model saw in training (schema.json 'families', default all); others
+        are ranked after them with score inf."""
+        return frozenset(self.schema.get("families", FAMILY_NAMES))
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         """Scores (float64), lower = predicted faster, for a [n, N_FEATURES] matrix."""
@@ -61,11 +75,18 @@ class LoadedModel:
 
     def rank(self, geom: ConvGeometry, candidates: Sequence[Candidate],
              device: DeviceSpec) -> list[tuple[Candidate, float]]:
-        """Candidates best first; equal scores ordered by candidate id."""
+        """Candidates best first; equal scores ordered by candidate id.
+
+        A family absent from the training data gets score inf: the model has
+        never seen it, so its prediction would be a guess.
+        """
         cands = list(candidates)
         if not cands:
             return []
         scores = self.predict(feature_matrix(geom, cands, device))
+        fams = self.families
+        if any(c.family not in fams for c in cands):
+            scores[[c.family not in fams for c in cands]] = np.inf
         order = np.argsort(scores, kind="stable")
         s = scores[order]
         if len(s) > 1 and (s[1:] == s[:-1]).any():  # rare: only then build the ids
@@ -106,13 +127,36 @@ def _check_schema(schema: dict, path: Path) -> None:
     sha = schema.get("model_sha256")
     if not isinstance(sha, str) or len(sha) != 64:
         raise ModelLoadError(f"{path}: model_sha256 is missing or malformed")
+    fams = schema.get("families", list(FAMILY_NAMES))
+    if not isinstance(fams, list) or not fams or any(f not in FAMILY_NAMES for f in fams):
+        raise ModelLoadError(f"{path}: 'families' must be a non-empty list of known families "
+                             f"{list(FAMILY_NAMES)}, got {fams!r}")
 
 
 def load_model(path: str | os.PathLike) -> LoadedModel:
-    """Load and verify a model directory; ModelLoadError names the file and the problem."""
+    """Load and verify a model directory; ModelLoadError names the file and the problem.
+
+    model.txt and schema.json are required; meta.json (provenance) is optional, but
+    when present it must be a JSON object whose model_sha256, if given, is model.txt's.
+    """
     path = Path(path)
     if not path.is_dir():
         raise ModelLoadError(f"{path}: model directory not found")
+    model = _load_verified(path)
+    meta_path = path / META_FILE
+    if meta_path.exists():  # provenance only: optional, but never corrupt or another model's
+        meta = _read_json(meta_path)
+        sha = meta.get("model_sha256", model.sha256)
+        if sha != model.sha256:
+            raise ModelLoadError(f"{meta_path}: model_sha256 {str(sha)[:12]!r} is not that of "
+                                 f"{path / MODEL_FILE} ({model.identity}): the directory "
+                                 "mixes files of different models")
+        model.meta = meta
+    return model
+
+
+def _load_verified(path: Path) -> LoadedModel:
+    """schema.json + model.txt, checked against each other and this code (no meta.json)."""
     schema_path, model_path = path / SCHEMA_FILE, path / MODEL_FILE
     schema = _read_json(schema_path)
     _check_schema(schema, schema_path)
@@ -124,11 +168,14 @@ def load_model(path: str | os.PathLike) -> LoadedModel:
                              f"{schema['model_sha256'][:12]}... recorded in {schema_path}: "
                              "the file is corrupt, truncated or was replaced")
     ensemble = load_ensemble(model_path)
+    if ensemble.n_features != N_FEATURES:
+        raise ModelLoadError(f"{model_path}: the model takes {ensemble.n_features} features, "
+                             f"this code computes {N_FEATURES} (schema v{SCHEMA_VERSION})")
     if list(ensemble.feature_names) != list(FEATURE_NAMES):
         raise ModelLoadError(f"{model_path}: the model's feature names differ from "
                              f"FEATURE_NAMES (schema v{SCHEMA_VERSION})")
-    gpu = schema.get("gpu", {}).get("name", "?") if isinstance(schema.get("gpu"), dict) else "?"
-    return LoadedModel(path, sha, gpu, str(schema.get("method", "?")), schema, ensemble)
+    gpu = schema["gpu"].get("name", "?") if isinstance(schema.get("gpu"), dict) else "?"
+    return LoadedModel(path, sha, str(gpu), str(schema.get("method", "?")), schema, ensemble)
 
 
 def write_json(path: Path, obj: dict) -> None:
@@ -139,17 +186,24 @@ def write_json(path: Path, obj: dict) -> None:
 
 
 def write_model_dir(out: str | os.PathLike, booster, method: str, device: DeviceSpec,
-                    meta: dict, check_X: np.ndarray) -> dict:
+                    meta: dict, check_X: np.ndarray,
+                    families: Sequence[str] | None = None) -> dict:
     """Write model.txt, schema.json, meta.json; verify the numpy evaluator against lightgbm.
 
-    Returns the meta written (with the model's sha256, identity and the largest
-    |tree_model - lightgbm| difference on ``check_X``). Raises RuntimeError when
-    that exceeds 1e-6. model.txt is written before schema.json, whose recorded
-    sha256 load_model checks, so an interrupted write never loads.
+    ``families``: the families in the training data (default: all of
+    FAMILY_NAMES). Returns the meta written (with the model's sha256, identity
+    and the largest |tree_model - lightgbm| difference on ``check_X``). Raises
+    RuntimeError when that exceeds 1e-6. Files are written model.txt,
+    schema.json, meta.json, each atomically; load_model checks the sha256 that
+    the JSON files record, so an interrupted write never loads.
     """
     from .train import METHODS
 
     info = METHODS[method]
+    fams = sorted(set(families if families is not None else FAMILY_NAMES))
+    unknown = [f for f in fams if f not in FAMILY_NAMES]
+    if unknown or not fams:
+        raise ValueError(f"families {fams} must be a non-empty subset of {list(FAMILY_NAMES)}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / (MODEL_FILE + ".tmp")
@@ -158,40 +212,51 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
     sha = sha256_file(out / MODEL_FILE)
     schema = {
         "schema_version": SCHEMA_VERSION, "feature_names": list(FEATURE_NAMES),
-        "families": meta.get("families_known", []), "method": method,
+        "families": fams, "method": method,
         "score": {"transform": info.transform, "unit": info.unit},
         "model_file": MODEL_FILE, "model_sha256": sha,
         "gpu": {"name": device.name, "key": device.key, "capability": list(device.capability),
                 "sm_count": device.sm_count},
     }
     write_json(out / SCHEMA_FILE, schema)
-    loaded = load_model(out)
+    loaded = _load_verified(out)
+    check_X = np.asarray(check_X, dtype=np.float32)
     diff = float(np.max(np.abs(loaded.ensemble.predict(check_X)
-                               - booster.predict(check_X, raw_score=True)), initial=0.0))
+                               - booster.predict(check_X)), initial=0.0))
     if diff > 1e-6:
         raise RuntimeError(f"{out / MODEL_FILE}: numpy evaluator differs from lightgbm by "
                            f"{diff:.3g}; the model directory is not usable")
-    meta = dict(meta, model_sha256=sha, identity=loaded.identity,
+    meta = dict(meta, model_sha256=sha, identity=loaded.identity, families_trained=fams,
                 tree_model_max_abs_diff=diff, gpu=schema["gpu"])
     write_json(out / META_FILE, meta)
+    load_model(out)
     return meta
 
 
 def _model_gpu(path: Path) -> dict | None:
+    """The 'gpu' record of a model directory's schema.json, or None if unusable."""
     try:
         gpu = json.loads((path / SCHEMA_FILE).read_text()).get("gpu")
-    except (OSError, ValueError, AttributeError):
+        cap = tuple(int(v) for v in gpu["capability"])
+        sms = int(gpu.get("sm_count", 0))
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
         return None
-    return gpu if isinstance(gpu, dict) and "capability" in gpu else None
+    return {"capability": cap, "sm_count": sms} if len(cap) == 2 else None
 
 
 def find_model(gpu: str | DeviceSpec, nearest: bool = True,
                root: str | os.PathLike | None = None) -> Path | tuple[Path, str] | None:
     """Model directory for a GPU name or DeviceSpec: a Path (exact), (Path, warning)
-    (nearest of the same architecture family) or None. See the module docstring."""
+    (nearest of the same architecture family) or None. See the module docstring.
+
+    An exact directory is returned even when it is broken, so that loading it
+    fails loudly instead of silently using another GPU's model.
+    """
     if isinstance(gpu, DeviceSpec):
         name, key, cap, sms = gpu.name, gpu.key, tuple(gpu.capability), gpu.sm_count
     elif isinstance(gpu, str):
+        if not gpu.strip():
+            raise ValueError("gpu name is empty")
         name, key = gpu, device_key(gpu)
         spec = KNOWN.get(key)
         cap, sms = (tuple(spec.capability), spec.sm_count) if spec else (None, 0)
@@ -199,17 +264,17 @@ def find_model(gpu: str | DeviceSpec, nearest: bool = True,
         raise TypeError(f"gpu must be a name or a DeviceSpec, got {type(gpu).__name__}")
     root = Path(root) if root is not None else MODELS_ROOT
     exact = root / key
-    if (exact / SCHEMA_FILE).is_file():
+    if exact.is_dir():
         return exact
     if not nearest or cap is None or not root.is_dir():
         return None
     options = []
     for d in sorted(p for p in root.iterdir() if p.is_dir()):
         info = _model_gpu(d)
-        if info is None or not info["capability"] or info["capability"][0] != cap[0]:
+        if info is None or info["capability"][0] != cap[0]:
             continue
-        same_minor = tuple(info["capability"]) == cap
-        options.append((not same_minor, abs(int(info.get("sm_count", 0)) - sms), d.name, d))
+        same_minor = info["capability"] == cap
+        options.append((not same_minor, abs(info["sm_count"] - sms), d.name, d))
     if not options:
         return None
     best = min(options)[3]

@@ -24,6 +24,8 @@ _GEMM_TILES = ((32, 32, 32, 4, 3), (64, 64, 32, 4, 4), (64, 128, 64, 4, 3),
                (128, 64, 32, 4, 4), (128, 128, 32, 8, 4), (128, 128, 64, 8, 3),
                (256, 64, 32, 8, 4), (64, 32, 64, 4, 3))
 _DIRECT_TILES = ((16, 64, 2), (32, 32, 2), (64, 64, 4), (128, 32, 4))
+_PACKED_TILES = ((64, 32, 32, 4, 3), (128, 64, 32, 4, 3), (128, 64, 64, 8, 3),
+                 (256, 128, 64, 8, 3))
 
 
 def builtin_candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate]:
@@ -40,6 +42,10 @@ def builtin_candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate
     else:
         if geom.cg >= 4:
             out += [Candidate("grouped_gemm", c) for c in gemm[:5]]
+        if 2 <= geom.cg <= 32 and geom.kg <= 64:
+            out += [Candidate("grouped_packed", Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                                       num_warps=wp, num_stages=st))
+                    for bm, bn, bk, wp, st in _PACKED_TILES if bn >= geom.kg]
         if geom.cg <= 16:
             out += [Candidate("grouped_direct", Config(BLOCK_M=bm, BLOCK_N=bn, num_warps=wp,
                                                        num_stages=1))
@@ -67,6 +73,11 @@ def synthetic_latency_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec
     if cand.family == "stem":
         n_dim, groups = geom.k, 1
         k_pad = math.ceil(geom.gemm_k / bk) * bk
+    elif cand.family == "grouped_packed":
+        # GPT whole groups a program; block-diagonal weights multiply zeros too.
+        gpt = max(1, min(bn // geom.kg, geom.g))
+        n_dim, groups = math.ceil(geom.g / gpt) * bn, 1
+        k_pad = geom.t * geom.r * geom.s * math.ceil(gpt * geom.cg / bk) * bk
     else:
         n_dim, groups = geom.kg, geom.g
         k_pad = geom.t * geom.r * geom.s * math.ceil(geom.cg / bk) * bk

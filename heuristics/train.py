@@ -86,8 +86,16 @@ class Fitted:
     def __init__(self, method: str, model, booster=None) -> None:
         self.method, self.model, self.booster = method, model, booster
 
-    def scores(self, X: np.ndarray) -> np.ndarray:
-        pred = np.asarray(self.model.predict(X), dtype=np.float64)
+    def scores(self, X: np.ndarray, threads: int = 1) -> np.ndarray:
+        """Scores of ``X`` with ``threads`` LightGBM threads (sklearn: one, as in fit)."""
+        if self.booster is not None:
+            pred = self.booster.predict(X, num_threads=threads)
+        else:
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(1):
+                pred = self.model.predict(X)
+        pred = np.asarray(pred, dtype=np.float64)
         return -pred if METHODS[self.method].negate else pred
 
 
@@ -186,7 +194,7 @@ def cross_validate(ds: Dataset, methods: Sequence[str], hp: HyperParams, folds: 
         train, val = _take(ds, tr), _take(ds, va)
         for m in methods:
             t0 = time.perf_counter()
-            oof[m][va] = fit_method(m, train, hp).scores(val.X)
+            oof[m][va] = fit_method(m, train, hp).scores(val.X, hp.num_threads)
             seconds[m] += time.perf_counter() - t0
         order = single_best_order(train.problem, train.latency, train.ok, train.cand_id)
         oof["single_best_config"][va] = order_scores(order, val.cand_id)
@@ -255,7 +263,7 @@ def train(sweeps: Sequence[str | os.PathLike], out: str | os.PathLike,
         for m in methods:
             if m not in fitted:
                 fitted[m] = fit_method(m, train_ds, hp)
-            holdout[m] = _metrics(hold_ds, fitted[m].scores(hold_ds.X))
+            holdout[m] = _metrics(hold_ds, fitted[m].scores(hold_ds.X, hp.num_threads))
     from .model_store import write_model_dir
 
     meta = _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen)
@@ -265,7 +273,8 @@ def train(sweeps: Sequence[str | os.PathLike], out: str | os.PathLike,
     meta["feature_importance_gain_top20"] = {FEATURE_NAMES[i]: round(float(gain[i]), 3)
                                              for i in top if gain[i] > 0}
     check_X = np.concatenate([train_ds.X[:2000]] + ([hold_ds.X[:2000]] if hold_ds else []))
-    return write_model_dir(out, booster, chosen, ds.device, meta, check_X)
+    trained = sorted(set(train_ds.rows["family"][train_ds.ok].tolist()))
+    return write_model_dir(out, booster, chosen, ds.device, meta, check_X, trained)
 
 
 def _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen) -> dict:
@@ -285,6 +294,7 @@ def _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen) -> di
         },
         "hyperparameters": asdict(hp),
         "methods": {m: asdict(METHODS[m]) for m in methods},
+        "metrics": {"cv": cv[chosen], "holdout": holdout[chosen] if holdout else None},
         "cv": cv,
         "holdout": holdout,
         "chosen_method": chosen,

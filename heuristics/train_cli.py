@@ -21,7 +21,8 @@ def register(subparsers) -> None:
         description="Compare LightGBM regression / relative regression / LambdaRank and a "
                     "scikit-learn baseline with grouped CV by problem; write the best "
                     "LightGBM model to --out (model.txt, schema.json, meta.json).")
-    p.add_argument("--sweeps", nargs="+", required=True, metavar="CSV", help="sweep CSV files")
+    p.add_argument("--sweeps", nargs="+", required=True, type=_csv_list, metavar="CSV[,CSV]",
+                   help="sweep CSV files, space- or comma-separated")
     p.add_argument("--out", required=True, help="model directory, e.g. models/h100/")
     p.add_argument("--holdout-sets", type=_csv_list, default=[], metavar="A,B",
                    help="problem sets left out of training and CV, scored at the end")
@@ -47,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
                      min_data_in_leaf=args.min_data_in_leaf, seed=args.seed,
                      num_threads=args.threads)
     log = (lambda _msg: None) if args.quiet else print
-    meta = train(args.sweeps, args.out, holdout_sets=args.holdout_sets, methods=args.methods,
+    sweeps = [path for group in args.sweeps for path in group]
+    meta = train(sweeps, args.out, holdout_sets=args.holdout_sets, methods=args.methods,
                  hp=hp, folds=args.folds, log=log)
     print(format_summary(meta))
     print(f"wrote {args.out} (model {meta['identity']}, method {meta['chosen_method']})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .base import KernelFamily
 from .grouped_direct import GroupedDirectFamily
 from .grouped_gemm import GroupedGemmFamily
+from .grouped_packed import GroupedPackedFamily
 from .implicit_gemm import ImplicitGemmFamily
 from .pointwise import PointwiseFamily
 from .splitk import SplitKFamily
@@ -14,6 +15,7 @@ FAMILIES: list[KernelFamily] = [
     ImplicitGemmFamily(),
     PointwiseFamily(),
     GroupedGemmFamily(),
+    GroupedPackedFamily(),
     GroupedDirectFamily(),
     StemFamily(),
     SplitKFamily(),

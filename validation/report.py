@@ -236,7 +236,7 @@ def choice_table(ds: Dataset, scores: np.ndarray, cudnn: np.ndarray) -> pd.DataF
     per["chosen"] = ds.cand_id[per["chosen_row"].to_numpy()]
     per["efficiency"] = per["best_us"] / per["chosen_us"]
     per["cudnn_us"] = cudnn[per["problem"].to_numpy()]
-    return per.set_index("problem", drop=False)
+    return per.set_index("problem", drop=False).rename_axis(None)
 
 
 def summary(per: pd.DataFrame) -> dict:
@@ -290,7 +290,7 @@ def problem_info(ds: Dataset, oracle: pd.DataFrame, splits: dict[str, str],
         "set": rows["set"].to_numpy(), "dtype": rows["dtype"].to_numpy(),
         "dims": [f"{d}D" for d in rows["dims"].to_numpy()],
         "geometry": [ConvGeometry.from_row(r).describe() for _, r in rows.iterrows()],
-    }).set_index("problem", drop=False)
+    }).set_index("problem", drop=False).rename_axis(None)
     info = info.loc[oracle.index]
     info["winner"] = oracle["chosen"]
     info["winner_family"] = [c.partition(":")[0] for c in oracle["chosen"]]
@@ -455,17 +455,17 @@ def build_report(oracle_csvs: Sequence[str | os.PathLike], model_dir: str | os.P
     out.mkdir(parents=True, exist_ok=True)
     metrics["plots"] = write_plots(out, frames, metrics["model_scores"]["kind"])
     per_problem_frame(frames).to_csv(out / "per_problem.csv", index=False)
-    (out / "metrics.json").write_text(json.dumps(_jsonable(metrics), indent=2) + "\n")
+    (out / "metrics.json").write_text(json.dumps(jsonable(metrics), indent=2) + "\n")
     (out / "report.md").write_text(offline_markdown(metrics))
     return metrics
 
 
-def _jsonable(obj):
+def jsonable(obj):
     """NaN/inf -> None, numpy scalars -> Python: strict JSON."""
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, (np.integer,)):
         return int(obj)
     if isinstance(obj, (float, np.floating)):
@@ -474,5 +474,5 @@ def _jsonable(obj):
 
 
 __all__ = ["CHOOSERS", "SINGLE_BEST_MODES", "Oracle", "build_report", "choice_table",
-           "compute_metrics", "load_oracle", "lopo_single_best_scores", "rule_scores",
+           "compute_metrics", "jsonable", "load_oracle", "lopo_single_best_scores", "rule_scores",
            "select_problems", "summary", "train_single_best_scores"]

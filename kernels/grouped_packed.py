@@ -1,0 +1,214 @@
+"""Packed block-diagonal implicit GEMM for grouped convolutions with few channels a group.
+
+ResNeXt-style layers (4..32 channels a group) make per-group GEMMs too narrow
+for the matrix units. Here one program covers BLOCK_M output pixels x
+``GPT = BLOCK_N // KG`` whole groups. Those groups read one contiguous run of
+``GPT * CG`` input channels (contiguous in NHWC), so each filter tap loads the
+input tile once for all of them; the weight tile is block-diagonal (zero
+where an input channel and an output channel belong to different groups),
+built by a masked load. The zeros cost matrix-unit work, but these layers are
+bound by memory traffic, not arithmetic.
+
+Because the zeros are multiplied, an Inf or NaN in one group's input turns
+the same pixel's outputs of the other groups in the tile into NaN (torch
+keeps them finite); finite inputs give exact group isolation.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from .base import Config, ConvCall, KernelFamily, next_pow2, tile_fits
+from .common import (
+    dot_precision,
+    needs_int64,
+    out_args,
+    split_rows,
+    store_tile,
+    strides5,
+    upcast_dot,
+)
+from .launcher import launch_kernel
+
+# Spatial sizes, strides, pads and the loop length vary per layer without
+# changing the code; channel counts (C, K, CG, KG) stay specialised because
+# their divisibility proves the channel-run offsets 16-byte aligned.
+_RUNTIME_INTS = ["M", "D", "H", "W", "OD", "OH", "OW", "R", "S",
+                 "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw", "K_ITERS"]
+
+
+@triton.jit(do_not_specialize=_RUNTIME_INTS)
+def packed_kernel(
+    x_ptr, w_ptr, out_ptr, syn, syc, syd, syh, syw,
+    bias_ptr, res_ptr, srn, src, srd, srh, srw,
+    M, C, K, D, H, W, OD, OH, OW, R, S,
+    std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
+    sxn, sxc, sxd, sxh, sxw, swk, swc, swt, swr, sws,
+    K_ITERS,
+    CG: tl.constexpr, KG: tl.constexpr, GPT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    EVEN_C: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
+    PREC: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr,
+):
+    CRUN: tl.constexpr = GPT * CG  # input channels of the tile's groups
+    KRUN: tl.constexpr = GPT * KG  # output channels of the tile's groups
+    C_BLOCKS: tl.constexpr = (CRUN + BLOCK_K - 1) // BLOCK_K
+    pid = tl.program_id(0)
+    num_n = tl.cdiv(K, KRUN)
+    # N-tiles of one pixel tile are neighbours: they read adjacent channel runs
+    # of the same pixels, which then share cache lines in L2.
+    pid_m = pid // num_n
+    pid_n = pid % num_n
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    m_mask = offs_m < M
+    k_glob = pid_n * KRUN + cols
+    k_mask = (cols < KRUN) & (k_glob < K)
+    k_grp = cols // KG  # group of each column, relative to the tile
+    n, od, oh, ow = split_rows(offs_m, OD, OH, OW)
+    id0 = od * std - pdd
+    ih0 = oh * sth - pdh
+    iw0 = ow * stw - pdw
+    c_first = pid_n * CRUN
+    if INT64:
+        x_row = n.to(tl.int64) * sxn + c_first.to(tl.int64) * sxc
+        w_col = k_glob.to(tl.int64) * swk - (k_grp * CG).to(tl.int64) * swc
+    else:
+        x_row = n * sxn + c_first * sxc
+        w_col = k_glob * swk - (k_grp * CG) * swc
+    offs_c0 = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    # One flattened loop over (t, r, s, channel block) so the software pipeline
+    # spans all taps; its bound does not depend on program ids (interpreter).
+    for it in range(0, K_ITERS):
+        cb = it % C_BLOCKS
+        trs = it // C_BLOCKS
+        ks = trs % S
+        tr = trs // S
+        kr = tr % R
+        kt = tr // R
+        idd = id0 + kt * dld
+        ih = ih0 + kr * dlh
+        iw = iw0 + ks * dlw
+        row_ok = m_mask & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        c_rel = cb * BLOCK_K + offs_c0
+        a_ptrs = x_ptr + (x_row + idd * sxd + ih * sxh + iw * sxw)[:, None] \
+            + (c_rel * sxc)[None, :]
+        if EVEN_C:
+            a = tl.load(a_ptrs, mask=row_ok[:, None], other=0.0)
+        else:
+            c_ok = (c_rel < CRUN) & (c_first + c_rel < C)
+            a = tl.load(a_ptrs, mask=row_ok[:, None] & c_ok[None, :], other=0.0)
+        # Block-diagonal weights: B[c, k] = w[k, c - group(k) * CG, tap] inside
+        # the column's group, else 0 (which also covers c past the run or C).
+        diag = ((c_rel // CG)[:, None] == k_grp[None, :]) & k_mask[None, :]
+        b_ptrs = w_ptr + (w_col + kt * swt + kr * swr + ks * sws)[None, :] \
+            + (c_rel * swc)[:, None]
+        b = tl.load(b_ptrs, mask=diag, other=0.0)
+        if UPCAST:
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        acc = tl.dot(a, b, acc, input_precision=PREC)
+    store_tile(acc, n, od, oh, ow, m_mask, k_glob, k_mask,
+               out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr, srn, src, srd, srh, srw,
+               HAS_BIAS, HAS_RES, ACT, INT64)
+
+
+def groups_per_tile(geom, block_n: int) -> int:
+    """Whole groups one program's BLOCK_N output channels cover (0: a group does not fit)."""
+    return min(block_n // geom.kg, geom.g)
+
+
+def channel_run(geom, block_n: int) -> int:
+    """Input channels of one program's groups: the reduction width of each tap."""
+    return groups_per_tile(geom, block_n) * geom.cg
+
+
+def launch_packed(call: ConvCall, cfg: Config) -> None:
+    g = call.geom
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    gpt = groups_per_tile(g, bn)
+    if gpt < 1:
+        raise ValueError(f"BLOCK_N={bn} is smaller than the {g.kg} output channels a group")
+    crun = channel_run(g, bn)
+    iters = g.t * g.r * g.s * triton.cdiv(crun, bk)
+    grid = (triton.cdiv(g.gemm_m, bm) * triton.cdiv(g.g, gpt),)
+    launch_kernel(packed_kernel, grid,
+        call.x, call.w, *out_args(call),
+        g.gemm_m, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.r, g.s,
+        *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),
+        iters,
+        CG=g.cg, KG=g.kg, GPT=gpt, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+        EVEN_C=crun % bk == 0 and g.g % gpt == 0, ACT=call.activation,
+        HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
+        PREC=dot_precision(call), UPCAST=upcast_dot(call), INT64=needs_int64(call),
+        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+    )
+
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages). BLOCK_K is the channel
+# chunk of one tap; tl.dot needs every tile side >= 16. On an H100 (fp16, ResNeXt-50
+# layers) narrow N tiles won for 4..16 channels a group (a 32-wide tile holds 2..8
+# groups, so little matrix work is wasted) and 64-wide ones for 32 channels a group.
+PACKED_TILES = (
+    (32, 32, 32, 4, 3),
+    (64, 16, 16, 4, 3), (64, 32, 32, 4, 3), (64, 32, 32, 4, 4), (64, 64, 64, 4, 3),
+    (128, 16, 16, 4, 3), (128, 16, 16, 4, 4), (128, 32, 16, 4, 4), (128, 32, 32, 4, 3),
+    (128, 32, 32, 4, 4), (128, 64, 64, 4, 4), (128, 64, 64, 8, 3), (128, 128, 64, 8, 3),
+    (256, 16, 16, 4, 3), (256, 32, 32, 4, 3), (256, 32, 32, 4, 4), (256, 32, 32, 8, 3),
+    (256, 64, 64, 8, 3),
+)
+
+MAX_CG = 32  # wider groups fill a matrix-unit tile on their own: grouped_gemm
+MAX_KG = 64
+# A tile of P groups does P times the useful matrix work; on an H100 (4 channels a
+# group) 32 groups a tile ran at half the speed of 8.
+MAX_PACK = 16
+
+
+class GroupedPackedFamily(KernelFamily):
+    name = "grouped_packed"
+    summary = "block-diagonal implicit GEMM packing several small groups into one tile"
+    configs = tuple(Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp, num_stages=st)
+                    for bm, bn, bk, wp, st in PACKED_TILES)
+
+    def supports(self, geom) -> str | None:
+        if geom.g == 1:
+            return "not a grouped convolution"
+        if geom.cg < 2:
+            return "depthwise (1 input channel a group) goes to grouped_direct"
+        if geom.cg > MAX_CG:
+            return f"{geom.cg} input channels per group: grouped_gemm fills its tiles"
+        if geom.kg > MAX_KG:
+            return f"{geom.kg} output channels per group: more than a packed tile holds"
+        return None
+
+    def smem_bytes(self, geom, cfg: Config) -> int:
+        per_stage = (cfg["BLOCK_M"] + cfg["BLOCK_N"]) * cfg["BLOCK_K"] * geom.elem_bytes
+        return cfg["num_stages"] * per_stage
+
+    def hard_ok(self, geom, cfg: Config, device) -> str | None:
+        if groups_per_tile(geom, cfg["BLOCK_N"]) < 1:
+            return f"BLOCK_N={cfg['BLOCK_N']} holds no whole group of {geom.kg} channels"
+        return super().hard_ok(geom, cfg, device)
+
+    def config_ok(self, geom, cfg: Config, device) -> str | None:
+        bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+        gpt = groups_per_tile(geom, bn)
+        if not tile_fits(bm, geom.gemm_m, 32):
+            return f"BLOCK_M={bm} exceeds the {geom.gemm_m} output pixels"
+        if not tile_fits(bn, geom.k, 16):
+            return f"BLOCK_N={bn} exceeds the {geom.k} output channels"
+        if gpt >= 1 and 4 * gpt * geom.kg < 3 * bn:
+            return (f"BLOCK_N={bn} holds {gpt} groups of {geom.kg} channels: "
+                    f"over a quarter of the tile idle")
+        if gpt > MAX_PACK:
+            return (f"BLOCK_N={bn} packs {gpt} groups: {gpt}x the useful matrix work "
+                    f"(over {MAX_PACK}x was slower on an H100)")
+        if gpt >= 1 and bk > max(16, next_pow2(gpt * geom.cg)):
+            return f"BLOCK_K={bk} exceeds the {gpt * geom.cg}-channel run of a tile"
+        return self.hard_ok(geom, cfg, device)
+
+    def launch(self, call: ConvCall, cfg: Config) -> None:
+        launch_packed(call, cfg)

@@ -1,0 +1,144 @@
+"""CUDA graphs, torch.compile (inductor) and replace_convs on real models, on a GPU.
+
+Run with ``CONVDISPATCH_GPU_TESTS=1 python -m pytest tests/test_gpu_integration.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import convdispatch as cd
+import pytest
+import torch
+import torch.nn.functional as F
+from convdispatch.dispatcher import CACHE, api, clear_cache
+from convdispatch.dispatcher.replace import count_convs
+from torch import nn
+
+pytestmark = pytest.mark.gpu
+
+CL = torch.channels_last
+
+
+def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    out, ref = out.double(), ref.double()
+    if not torch.isfinite(out).all():
+        return float("inf")
+    return float((out - ref).norm() / ref.norm().clamp_min(1e-30))
+
+
+class Net(nn.Module):
+    """Dense, 1x1, grouped, depthwise and strided convs, a fused epilogue and a residual."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = cd.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
+        self.pw = cd.Conv2d(64, 128, 1)
+        self.grouped = cd.Conv2d(128, 128, 3, padding=1, groups=8)
+        self.dw = cd.Conv2d(128, 128, 3, padding=1, groups=128)
+        self.down = cd.Conv2d(128, 256, 3, stride=2, padding=1)
+        self.w = nn.Parameter(torch.randn(256, 256, 3, 3) / 48)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.stem(x))
+        y = F.relu(self.pw(y))
+        y = self.dw(F.relu(self.grouped(y))) + y
+        y = F.relu(self.down(y))
+        return cd.conv2d(y, self.w, None, padding=1, activation="relu", residual=y)
+
+
+def _net(dtype=torch.float16) -> nn.Module:
+    torch.manual_seed(0)
+    return Net().cuda().to(dtype=dtype, memory_format=CL).eval()
+
+
+def _choices() -> dict:
+    return {key: dec.candidate.id for key, dec in CACHE.items()}
+
+
+def test_cuda_graph_capture_replays_the_eager_choice():
+    model = _net()
+    x = torch.randn(4, 3, 64, 64, device="cuda", dtype=torch.float16).to(memory_format=CL)
+    clear_cache()
+    with torch.no_grad():
+        eager = model(x)  # chooses kernels and records plans
+        before, misses, plans = _choices(), CACHE.misses, len(api.PLANS)
+        first = cd.explain(x, model.stem.weight, None, 2, 3)
+        static_x = x.clone()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            model(static_x)  # warm-up on a side stream, as torch's docs ask
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_out = model(static_x)
+        x2 = torch.randn_like(x)
+        static_x.copy_(x2)
+        graph.replay()
+        torch.cuda.synchronize()
+        eager2 = model(x2)
+        again = cd.explain(x, model.stem.weight, None, 2, 3)
+    assert torch.equal(static_out, eager2), "the graph replays exactly the eager kernels"
+    assert not torch.equal(eager, eager2)
+    assert _choices() == before and CACHE.misses == misses and len(api.PLANS) == plans
+    assert first.fallback is None and first.candidate.id in before.values()
+    assert again.candidate == first.candidate
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_compile_inductor_fullgraph_matches_eager(mode):
+    torch._dynamo.reset()
+    model = _net()
+    x = torch.randn(2, 3, 64, 64, device="cuda", dtype=torch.float16).to(memory_format=CL)
+    with torch.no_grad():
+        eager = model(x)
+        compiled = torch.compile(model, fullgraph=True, mode=mode)
+        for _ in range(3):  # reduce-overhead records its CUDA graph on a later call
+            out = compiled(x)
+        torch.cuda.synchronize()
+    assert out.shape == eager.shape and out.stride() == eager.stride()
+    assert rel_err(out, eager) < 5e-3
+    torch._dynamo.reset()
+
+
+def _torchvision_model(name: str) -> nn.Module:
+    pytest.importorskip("torchvision")
+    from convdispatch.validation.bench_models import build
+
+    return build(name, torch.float32)[0]
+
+
+@pytest.mark.parametrize("name", ["resnet50", "mobilenet_v2"])
+def test_replace_convs_torchvision_fp16_channels_last(name):
+    model = _torchvision_model(name)
+    ref32 = copy.deepcopy(model)
+    torch16 = copy.deepcopy(model).cuda().half().to(memory_format=CL)
+    ours = cd.replace_convs(copy.deepcopy(model)).cuda().half().to(memory_format=CL)
+    ours_n, left = count_convs(ours)
+    assert ours_n > 20 and left == 0
+    x = torch.randn(2, 3, 224, 224, device="cuda").to(memory_format=CL)
+    with torch.no_grad():
+        ref = ref32(x)
+        theirs = torch16(x.half())
+        out = ours(x.half())
+    assert out.dtype == torch.float16 and out.shape == ref.shape
+    torch_err = rel_err(theirs, ref)
+    assert rel_err(out, ref) < max(3 * torch_err, 1e-2), (rel_err(out, ref), torch_err)
+
+
+def test_offsets_past_int32_on_a_real_tensor():
+    """A 2.15e9-element input: the last rows are only reachable with 64-bit offsets."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 64, 4100, 4100, device="cuda", dtype=torch.float16).to(memory_format=CL)
+    assert x.numel() > 2**31
+    for w, kw in [(torch.randn(64, 64, 1, 1), {}), (torch.randn(64, 64, 3, 3) / 24,
+                                                   dict(padding=1))]:
+        w = w.to(device="cuda", dtype=torch.float16).to(memory_format=CL)
+        with torch.no_grad():
+            out = cd.conv2d(x, w, **kw)
+            tail = slice(-16, None)
+            ref = F.conv2d(x[1:, :, tail.start - 2:].float(), w.float(), **kw)[:, :, -16:]
+        assert rel_err(out[1:, :, tail], ref) < 5e-3
+        del out
+        torch.cuda.empty_cache()

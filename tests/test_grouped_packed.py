@@ -1,0 +1,229 @@
+"""grouped_packed under the Triton interpreter against float64 torch, and its feasibility."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+import torch
+import torch.nn.functional as F
+from convdispatch.dispatcher import registry, run_candidate
+from convdispatch.kernels import grouped_packed as gp
+from convdispatch.kernels.base import Candidate, Config
+from convdispatch.kernels.device import INTERPRETER, lookup
+from convdispatch.kernels.geometry import ConvGeometry
+from helpers import TOL, poisoned_out, reference, rel_err, tensors_for
+
+G = functools.partial(ConvGeometry, dtype="float32")
+FAMILY = registry.family("grouped_packed")
+H100 = lookup("h100")
+
+
+def cfg(bm: int, bn: int, bk: int, warps: int = 4, stages: int = 3) -> Config:
+    """A config of the family's space (run_candidate refuses others)."""
+    return Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=stages)
+
+
+def check(geom: ConvGeometry, config: Config, *, activation=None, with_residual=False,
+          bias=True, seed=0, x=None, tol=None) -> None:
+    xs, w, b = tensors_for(geom, seed=seed, bias=bias)
+    x = xs if x is None else x
+    res = poisoned_out(geom, x).normal_() if with_residual else None
+    out = poisoned_out(geom, x)
+    run_candidate(Candidate("grouped_packed", config), x, w, b, geom, out=out,
+                  activation=activation, residual=res)
+    err = rel_err(out, padded_reference(geom, x, w, b, res, activation))
+    assert err < (tol or TOL[geom.dtype]), f"{config} on {geom.describe()}: rel err {err:.2e}"
+
+
+def padded_reference(geom: ConvGeometry, x, w, b, res, activation):
+    """helpers.reference, with asymmetric padding applied to the input first."""
+    if geom.pad_hi is None:
+        return reference(geom, x, w, b, res, activation)
+    lead = 3 - geom.dims
+    pads = [p for lo, hi in zip(geom.pad[lead:], geom.pads_hi[lead:]) for p in (lo, hi)]
+    xp = F.pad(x.double(), [p for pair in reversed(range(geom.dims))
+                            for p in pads[2 * pair:2 * pair + 2]])
+    unpadded = dataclasses.replace(geom, pad=(0, 0, 0), pad_hi=None, h=xp.shape[-2],
+                                   w=xp.shape[-1], d=xp.shape[-3] if geom.dims == 3 else 1)
+    return reference(unpadded, xp, w, b, res, activation)
+
+
+# (geometry, config): each exercises a tiling case of the packed layout.
+CASES = [
+    # cg == kg, one tile holding 2..8 groups.
+    (G(n=1, c=8, k=8, g=4, h=5, w=5, r=3, s=3, pad=(0, 1, 1)), cfg(64, 16, 16)),
+    (G(n=2, c=16, k=16, g=4, h=6, w=6, r=3, s=3, pad=(0, 1, 1)), cfg(64, 16, 16)),
+    (G(n=1, c=32, k=32, g=4, h=5, w=5, r=3, s=3, pad=(0, 1, 1)), cfg(32, 32, 32)),
+    (G(n=1, c=64, k=64, g=4, h=4, w=4, r=3, s=3, pad=(0, 1, 1)), cfg(128, 32, 16, 4, 4)),
+    (G(n=1, c=64, k=64, g=2, h=4, w=4, r=3, s=3, pad=(0, 1, 1)), cfg(64, 64, 64)),
+    # cg != kg: narrow and wide channel runs, channel chunks (BLOCK_K < run).
+    (G(n=1, c=16, k=32, g=4, h=5, w=5, r=3, s=3, pad=(0, 1, 1)), cfg(64, 16, 16)),
+    (G(n=1, c=32, k=16, g=4, h=5, w=5, r=3, s=3, pad=(0, 1, 1)), cfg(64, 16, 16)),
+    (G(n=1, c=16, k=4, g=4, h=5, w=5, r=3, s=3, pad=(0, 1, 1)), cfg(32, 32, 32)),  # kg=1
+    # Sizes that are no power of two: masked channel run, idle columns, partial last tile.
+    (G(n=1, c=9, k=15, g=3, h=5, w=4, r=3, s=3, pad=(0, 1, 1)), cfg(64, 16, 16)),
+    (G(n=1, c=20, k=20, g=5, h=5, w=5, r=3, s=3, pad=(0, 1, 1)), cfg(64, 16, 16)),
+    (G(n=1, c=14, k=21, g=7, h=4, w=5, r=3, s=3, pad=(0, 1, 1)), cfg(128, 32, 16, 4, 4)),
+    # Geometry features.
+    (G(n=2, c=16, k=32, g=4, h=9, w=8, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+       layout="contiguous"), cfg(32, 32, 32)),
+    (G(n=1, c=32, k=32, g=8, h=9, w=9, r=3, s=3, dilation=(1, 2, 2), pad=(0, 2, 1),
+       pad_hi=(0, 1, 2)), cfg(64, 32, 32)),
+    (G(n=1, c=16, k=16, g=4, h=5, w=7, r=1, s=3, pad=(0, 0, 1)), cfg(64, 16, 16)),  # 1x3
+    (G(n=1, c=16, k=16, g=4, d=3, h=4, w=4, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+     cfg(64, 16, 16)),
+    (G(n=1, c=16, k=32, g=8, d=4, h=5, w=4, t=3, r=1, s=3, stride=(2, 1, 2),
+       pad=(1, 0, 1), dims=3, layout="contiguous"), cfg(128, 32, 16, 4, 4)),
+]
+
+
+def _ids(v):
+    return v.describe() if isinstance(v, ConvGeometry) else str(v)
+
+
+@pytest.mark.parametrize("geom,config", CASES, ids=_ids)
+def test_matches_torch(geom, config):
+    check(geom, config, bias=False)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("layout", ["channels_last", "contiguous"])
+def test_low_precision(dtype, layout):
+    geom = G(n=2, c=16, k=16, g=4, h=5, w=5, r=3, s=3, pad=(0, 1, 1), dtype=dtype,
+             layout=layout)
+    check(geom, cfg(64, 16, 16), seed=1)
+
+
+@pytest.mark.parametrize("activation", ["relu", "relu6", "gelu", "silu"])
+def test_fused_bias_activation_residual(activation):
+    geom = G(n=1, c=32, k=32, g=8, h=5, w=5, r=3, s=3, pad=(0, 1, 1))
+    check(geom, cfg(64, 16, 16), activation=activation, with_residual=True, seed=2)
+
+
+def test_strided_input_view():
+    """A channel slice of a wider channels_last tensor: strides read in place."""
+    geom = G(n=2, c=16, k=16, g=4, h=5, w=5, r=3, s=3, pad=(0, 1, 1))
+    wide = torch.randn(2, 24, 5, 5, generator=torch.Generator().manual_seed(3))
+    x = wide.to(memory_format=torch.channels_last)[:, 3:19]
+    assert not x.is_contiguous() and not x.is_contiguous(memory_format=torch.channels_last)
+    check(geom, cfg(64, 16, 16), x=x)
+
+
+def test_channels_past_the_last_group_are_never_read():
+    """The last tile holds 1 of 4 groups; NaN just past channel C must not leak in."""
+    geom = G(n=2, c=20, k=20, g=5, h=5, w=5, r=3, s=3, pad=(0, 1, 1))
+    wide = torch.full((2, 24, 5, 5), float("nan")).to(memory_format=torch.channels_last)
+    wide[:, :20] = torch.randn(2, 20, 5, 5, generator=torch.Generator().manual_seed(4))
+    check(geom, cfg(64, 16, 16), x=wide[:, :20])
+
+
+def test_int64_offsets_path(monkeypatch):
+    monkeypatch.setattr(gp, "needs_int64", lambda call: True)
+    geom = G(n=1, c=20, k=20, g=5, h=5, w=5, r=3, s=3, pad=(0, 1, 1))
+    check(geom, cfg(64, 16, 16), with_residual=True, activation="relu")
+
+
+# Tiny shapes, one of which makes any config of the space feasible.
+TINY = [G(n=1, c=cg * g, k=cg * g, g=g, h=12, w=12, r=3, s=3, pad=(0, 1, 1))
+        for cg in (4, 8, 16, 32) for g in (2, 4)]
+
+
+def test_every_config_runs(monkeypatch):
+    """Each config of the declared space runs once and is right on some tiny shape."""
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    for config in FAMILY.configs:
+        geom = next((g for g in TINY if FAMILY.feasible(g, config, INTERPRETER) is None), None)
+        assert geom is not None, f"no tiny shape makes grouped_packed:{config} feasible"
+        check(geom, config, bias=False, tol=1e-5)
+
+
+def test_space_is_declared_and_registered():
+    names = [f.name for f in registry.families()]
+    assert names.index("grouped_packed") == names.index("grouped_gemm") + 1
+    assert 12 <= len(FAMILY.configs) <= 20 and len(set(FAMILY.configs)) == len(FAMILY.configs)
+    for c in FAMILY.configs:
+        assert min(c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]) >= 16, c  # tl.dot's minimum
+
+
+@pytest.mark.parametrize("geom,why", [
+    (G(n=1, c=16, k=16, h=4, w=4, r=3, s=3), "not a grouped"),
+    (G(n=1, c=16, k=16, g=16, h=4, w=4, r=3, s=3), "depthwise"),
+    (G(n=1, c=16, k=32, g=16, h=4, w=4, r=3, s=3), "depthwise"),
+    (G(n=1, c=66, k=66, g=2, h=4, w=4, r=3, s=3), "33 input channels"),
+    (G(n=1, c=32, k=160, g=2, h=4, w=4, r=3, s=3), "80 output channels"),
+])
+def test_supports_rejects(geom, why):
+    assert why in FAMILY.supports(geom)
+    assert not [c for c in registry.candidates(geom, H100) if c.family == "grouped_packed"]
+
+
+@pytest.mark.parametrize("cg", [2, 3, 4, 8, 16, 32])
+def test_supports_few_channel_groups(cg):
+    geom = G(n=8, c=32 * cg, k=32 * cg, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1),
+             dtype="float16")
+    assert FAMILY.supports(geom) is None
+    assert [c for c in registry.candidates(geom, H100) if c.family == "grouped_packed"]
+
+
+def test_config_rules():
+    geom = G(n=32, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1))
+    kg20 = G(n=32, c=80, k=80, g=4, h=14, w=14, r=3, s=3, pad=(0, 1, 1))
+    assert "holds no whole group" in FAMILY.runnable(kg20, cfg(64, 16, 16), H100)
+    assert "idle" in FAMILY.feasible(kg20, cfg(128, 32, 32), H100)  # 20 of 32 columns
+    assert FAMILY.feasible(kg20, cfg(128, 64, 64, 4, 4), H100) is None  # 3 x 20 of 64
+    # BLOCK_K beyond the channel run of the tile (4 groups x 2 channels = 8).
+    cg2 = G(n=32, c=64, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
+    assert "channel run" in FAMILY.feasible(cg2, cfg(128, 32, 32), H100)
+    # Tiles far larger than the problem, and shared memory on the H100.
+    small = G(n=1, c=128, k=128, g=32, h=4, w=4, r=3, s=3, pad=(0, 1, 1))
+    assert "output pixels" in FAMILY.feasible(small, cfg(256, 32, 32, 8), H100)
+    fp32 = G(n=32, c=1024, k=1024, g=32, h=14, w=14, r=3, s=3, pad=(0, 1, 1))
+    assert "shared memory" in FAMILY.feasible(fp32, cfg(256, 64, 64, 8, 3), H100)
+    assert FAMILY.feasible(geom, cfg(256, 32, 32, 8, 3), H100) is None
+    assert "packs 32 groups" in FAMILY.feasible(geom, cfg(128, 128, 64, 8, 3), H100)
+
+
+def test_forced_config_too_narrow_raises():
+    geom = G(n=1, c=80, k=80, g=4, h=4, w=4, r=3, s=3, pad=(0, 1, 1))
+    x, w, _ = tensors_for(geom)
+    with pytest.raises(ValueError, match="holds no whole group"):
+        run_candidate(Candidate("grouped_packed", cfg(64, 16, 16)), x, w, None, geom)
+
+
+# --- on a GPU (CONVDISPATCH_GPU_TESTS=1 ... -m gpu through the device tool) --------------------
+GPU_CASES = [
+    ConvGeometry(n=8, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),  # ResNeXt cg=4
+    ConvGeometry(n=8, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2),
+                 pad=(0, 1, 1)),
+    ConvGeometry(n=8, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),  # cg=32
+    ConvGeometry(n=4, c=27, k=45, g=9, h=17, w=19, r=3, s=3, pad=(0, 1, 1)),  # cg=3, kg=5
+    ConvGeometry(n=2, c=64, k=64, g=8, d=6, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1),
+                 dims=3),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,tol", [("float16", 1e-2), ("bfloat16", 3e-2),
+                                       ("float32", 1e-2)])
+@pytest.mark.parametrize("layout", ["channels_last", "contiguous"])
+@pytest.mark.parametrize("base", GPU_CASES, ids=_ids)
+def test_gpu_configs_match_torch(base, dtype, tol, layout):
+    from convdispatch.kernels.device import spec_of
+
+    geom = dataclasses.replace(base, dtype=dtype, layout=layout)
+    cands = [c for c in registry.candidates(geom, spec_of("cuda"))
+             if c.family == "grouped_packed"]
+    assert cands, geom.describe()
+    x, w, b = (t.cuda() for t in tensors_for(geom, bias=True))
+    res = torch.randn(poisoned_out(geom, x).shape, device="cuda", dtype=x.dtype)
+    conv = F.conv2d if geom.dims == 2 else F.conv3d
+    lead = 3 - geom.dims
+    ref = F.relu(conv(x.float(), w.float(), b.float(), geom.stride[lead:], geom.pad[lead:],
+                      geom.dilation[lead:], geom.g) + res.float())
+    for cand in cands[:: max(1, len(cands) // 3)]:
+        out = poisoned_out(geom, x).cuda()
+        run_candidate(cand, x, w, b, geom, out=out, activation="relu", residual=res)
+        err = float((out.float() - ref).norm() / ref.norm())
+        assert err < tol, f"{cand.id} on {geom.describe()}: rel err {err:.2e}"

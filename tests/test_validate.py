@@ -1,0 +1,522 @@
+"""Validation reports on the CPU: offline metrics on a hand-checkable toy CSV and on a fake
+sweep, bad inputs, live mode with the fake backend, and the autotune comparison's config
+space and table (its measurements need a GPU)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from convdispatch import cli
+from convdispatch.dispatcher import registry
+from convdispatch.dispatcher.choosers import RuleChooser
+from convdispatch.heuristics.dataset import load_dataset
+from convdispatch.heuristics.features import FEATURE_NAMES, SCHEMA_VERSION
+from convdispatch.heuristics.metrics import single_best_order
+from convdispatch.heuristics.model_store import ModelLoadError, load_model
+from convdispatch.kernels.base import Candidate, Config
+from convdispatch.kernels.device import KNOWN
+from convdispatch.kernels.geometry import ConvGeometry
+from convdispatch.validation import autotune_compare as atc
+from convdispatch.validation.backends import FakeBackend
+from convdispatch.validation.live import FakeDispatcherTimer, run_live
+from convdispatch.validation.report import (
+    build_report,
+    load_oracle,
+    lopo_single_best_scores,
+    scatter_kind,
+)
+from convdispatch.validation.sweep import run_sweep
+from convdispatch.validation.sweep_csv import append_rows, read_sweep
+from convdispatch.validation.sweep_meta import sidecar_path
+
+H100 = KNOWN["h100"]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@dataclass(frozen=True)
+class P:
+    id: str
+    set: str
+    layer: str
+    geom: ConvGeometry
+
+
+# -- a model whose preference is known: one tree on BLOCK_M --------------------------------
+
+def write_tree_model(out: Path, feature: str, threshold: float, left: float, right: float,
+                     transform: str = "exp", method: str = "lgbm_regression",
+                     meta: dict | None = None) -> Path:
+    """A LightGBM text model with one split: raw score ``left`` if feature <= threshold."""
+    out.mkdir(parents=True, exist_ok=True)
+    names = list(FEATURE_NAMES)
+    text = "\n".join([
+        "tree", "version=v4", "num_class=1", "num_tree_per_iteration=1", "label_index=0",
+        f"max_feature_idx={len(names) - 1}", "objective=regression",
+        "feature_names=" + " ".join(names), "", "Tree=0", "num_leaves=2", "num_cat=0",
+        f"split_feature={names.index(feature)}", "split_gain=1", f"threshold={threshold}",
+        "decision_type=2", "left_child=-1", "right_child=-2", f"leaf_value={left} {right}",
+        "leaf_weight=1 1", "leaf_count=1 1", "internal_value=0", "internal_weight=0",
+        "internal_count=2", "is_linear=0", "shrinkage=1", "", "end of trees", ""])
+    (out / "model.txt").write_text(text)
+    unit = {"exp": "estimated us", "negate": "negated ranker score"}[transform]
+    schema = {"schema_version": SCHEMA_VERSION, "feature_names": names, "method": method,
+              "score": {"transform": transform, "unit": unit}, "model_file": "model.txt",
+              "model_sha256": hashlib.sha256(text.encode()).hexdigest(),
+              "gpu": {"name": H100.name, "key": "h100", "capability": [9, 0],
+                      "sm_count": H100.sm_count}}
+    (out / "schema.json").write_text(json.dumps(schema))
+    (out / "meta.json").write_text(json.dumps(meta or {"data": {"sets": ["netA"],
+                                                                 "holdout_sets": []}}))
+    return out
+
+
+def prefers_small_m(tmp: Path) -> Path:
+    return write_tree_model(tmp / "small_m", "BLOCK_M", 48, 0.0, 1.0)
+
+
+def cfg(bm: int) -> Config:
+    return Config(BLOCK_M=bm, BLOCK_N=32, BLOCK_K=32, GROUP_M=8, num_warps=4, num_stages=3)
+
+
+# -- the toy oracle: 2 problems x 3 candidates, latencies chosen by hand -------------------
+
+GEOM_A = ConvGeometry(n=1, c=32, k=32, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
+GEOM_B = ConvGeometry(n=2, c=32, k=64, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
+# problem -> (set, geometry, cuDNN us, {BLOCK_M: latency us or None for a failure})
+TOY = {
+    "netA/l0/n1/float16": ("netA", GEOM_A, 20.0, {32: 10.0, 64: 5.0, 128: 8.0}),
+    "netB/l0/n2/float16": ("netB", GEOM_B, 2.0, {32: 4.0, 64: 6.0, 128: None}),
+}
+
+
+def toy_rows() -> list[dict]:
+    rows = []
+    for pid, (set_name, geom, cudnn, lats) in TOY.items():
+        for bm, lat in lats.items():
+            row = {"problem_id": pid, "set": set_name, "layer": "l0", **geom.as_row(),
+                   "family": "implicit_gemm", "config": str(cfg(bm)), "cudnn_us": cudnn,
+                   "gpu": H100.name, "cuda_graph": 1}
+            if lat is None:
+                row.update(status="compile_error", ok=0, error="injected")
+            else:
+                row.update(status="ok", ok=1, latency_us=lat, rel_err=1e-4)
+            rows.append(row)
+    return rows
+
+
+@pytest.fixture
+def toy_csv(tmp_path) -> Path:
+    path = tmp_path / "toy.csv"
+    append_rows(path, toy_rows())
+    return path
+
+
+def lat(pid: str, bm: int) -> float:
+    return TOY[pid][3][bm]
+
+
+A, B = list(TOY)
+
+
+def test_toy_metrics_by_hand(toy_csv, tmp_path):
+    out = tmp_path / "rep"
+    m = build_report([toy_csv], prefers_small_m(tmp_path), out)
+    model, single, oracle = m["overall"]["model"], m["overall"]["single_best"], \
+        m["overall"]["oracle"]
+    # The model ranks BLOCK_M=32 first everywhere: A gets 10 us (best 5), B gets its best.
+    eff_a, eff_b = lat(A, 64) / lat(A, 32), lat(B, 32) / lat(B, 32)
+    assert model["efficiency_geomean"] == pytest.approx(math.sqrt(eff_a * eff_b))
+    assert model["top1"] == pytest.approx(0.5)
+    assert model["top3"] == pytest.approx(1.0)  # A's winner is among its 3 candidates
+    assert model["picked_failed_rate"] == 0.0
+    assert model["vs_cudnn_geomean"] == pytest.approx(
+        math.sqrt(TOY[A][2] / lat(A, 32) * TOY[B][2] / lat(B, 32)))
+    assert oracle["vs_cudnn_geomean"] == pytest.approx(
+        math.sqrt(TOY[A][2] / lat(A, 64) * TOY[B][2] / lat(B, 32)))
+    # Leave-one-problem-out single best: A is ordered by B's rows alone (BLOCK_M=32 is B's
+    # best, 128 unknown there) -> 32; B by A's rows (64 best) -> 64.
+    assert single["efficiency_geomean"] == pytest.approx(
+        math.sqrt(lat(A, 64) / lat(A, 32) * lat(B, 32) / lat(B, 64)))
+    per = pd.read_csv(out / "per_problem.csv").set_index("problem_id")
+    assert per.loc[A, "single_best_choice"].endswith(str(cfg(32)))
+    assert per.loc[B, "single_best_choice"].endswith(str(cfg(64)))
+    assert per.loc[A, "winner"] == f"implicit_gemm:{cfg(64)}"
+    assert per.loc[B, "model_us"] == lat(B, 32)
+    worst = m["worst"]
+    assert [w["problem_id"] for w in worst] == [A, B]
+    assert worst[0]["winner_us"] == lat(A, 64) and worst[0]["model_us"] == lat(A, 32)
+    splits = {g["group"]: g["problems"] for g in m["groups"]["split"]}
+    assert splits == {"train": 1, "not in model data": 1}
+
+
+def test_toy_rule_choice_matches_rule_chooser(toy_csv, tmp_path):
+    m = build_report([toy_csv], prefers_small_m(tmp_path), tmp_path / "rep")
+    per = pd.read_csv(tmp_path / "rep" / "per_problem.csv").set_index("problem_id")
+    effs = []
+    for pid, (_, geom, _, lats) in TOY.items():
+        ok = [Candidate("implicit_gemm", cfg(bm)) for bm, v in lats.items() if v is not None]
+        pick = RuleChooser().choose(geom, ok, H100).candidate
+        assert per.loc[pid, "rule_choice"] == pick.id
+        effs.append(min(v for v in lats.values() if v) / lats[pick.config["BLOCK_M"]])
+    assert m["overall"]["rule"]["efficiency_geomean"] == pytest.approx(
+        math.exp(np.mean(np.log(effs))))
+
+
+def test_toy_failed_first_choice_is_counted(toy_csv, tmp_path):
+    # Prefers BLOCK_M=128, which failed on B: B falls back to its best-ranked ok row.
+    model = write_tree_model(tmp_path / "big_m", "BLOCK_M", 96, 1.0, 0.0)
+    m = build_report([toy_csv], model, tmp_path / "rep")
+    s = m["overall"]["model"]
+    assert s["picked_failed_rate"] == pytest.approx(0.5)
+    # B: 32 and 64 tie on score -> the smaller candidate id (BLOCK_M=32) -> its best.
+    assert s["efficiency_geomean"] == pytest.approx(math.sqrt(lat(A, 64) / lat(A, 128) * 1.0))
+
+
+def test_report_files_and_header(toy_csv, tmp_path):
+    out = tmp_path / "rep"
+    build_report([toy_csv], prefers_small_m(tmp_path), out)
+    for name in ("efficiency_hist.png", "efficiency_cdf.png", "model_scatter.png"):
+        assert (out / name).read_bytes()[:8] == PNG_MAGIC, name
+    metrics = json.loads((out / "metrics.json").read_text())
+    md = (out / "report.md").read_text()
+    assert H100.name in md
+    assert metrics["header"]["model"]["identity"] in md
+    assert "no sidecar" in md  # the toy CSV has none: said, not invented
+    for title in ("By network / set", "By family of the oracle winner", "By dtype",
+                  "By 2D / 3D", "worst problems"):
+        assert title in md
+
+
+def test_scatter_kind_follows_the_model(tmp_path):
+    reg = load_model(write_tree_model(tmp_path / "a", "BLOCK_M", 48, 0, 1))
+    rank = load_model(write_tree_model(tmp_path / "b", "BLOCK_M", 48, 0, 1, "negate",
+                                       "lgbm_lambdarank"))
+    assert scatter_kind(reg) == "latency"
+    assert scatter_kind(rank) == "rank"
+
+
+def test_problems_filter(toy_csv, tmp_path):
+    m = build_report([toy_csv], prefers_small_m(tmp_path), tmp_path / "r", "netB")
+    assert m["header"]["problems"] == 1
+    with pytest.raises(ValueError, match="matches no problem"):
+        build_report([toy_csv], prefers_small_m(tmp_path), tmp_path / "r2", "nothing*")
+
+
+# -- bad inputs ----------------------------------------------------------------------------
+
+def test_missing_csv(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.csv"):
+        build_report([tmp_path / "nope.csv"], prefers_small_m(tmp_path), tmp_path / "r")
+
+
+def test_malformed_csv(toy_csv, tmp_path):
+    text = toy_csv.read_text().splitlines()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join([text[0], text[1].replace(",10,", ",ten,", 1), *text[2:]]) + "\n")
+    with pytest.raises(ValueError, match=r"bad.csv: line 2.*latency_us"):
+        build_report([bad], prefers_small_m(tmp_path), tmp_path / "r")
+    cut = tmp_path / "cut.csv"
+    cut.write_text("problem_id,set\nx,y\n")
+    with pytest.raises(ValueError, match="missing column"):
+        build_report([cut], prefers_small_m(tmp_path), tmp_path / "r")
+
+
+def test_model_dir_missing(toy_csv, tmp_path):
+    with pytest.raises(ModelLoadError, match="model directory not found"):
+        build_report([toy_csv], tmp_path / "no_model", tmp_path / "r")
+
+
+def test_single_best_train_needs_its_files(toy_csv, tmp_path):
+    model = write_tree_model(tmp_path / "m", "BLOCK_M", 48, 0, 1,
+                             meta={"data": {"files": ["gone.csv"], "sets": ["netA"]}})
+    with pytest.raises(FileNotFoundError, match="gone.csv"):
+        build_report([toy_csv], model, tmp_path / "r", single_best="train")
+
+
+def test_single_best_train_uses_training_rows(toy_csv, tmp_path):
+    # Trained on A only: the order is A's (64 first), so B takes 64.
+    train_csv = tmp_path / "train.csv"
+    append_rows(train_csv, [r for r in toy_rows() if r["problem_id"] == A])
+    model = write_tree_model(tmp_path / "m", "BLOCK_M", 48, 0, 1,
+                             meta={"data": {"files": [str(train_csv)], "sets": ["netA"]}})
+    build_report([toy_csv], model, tmp_path / "r", problems_filter="netB", single_best="train")
+    per = pd.read_csv(tmp_path / "r" / "per_problem.csv")
+    assert per["single_best_choice"].tolist() == [f"implicit_gemm:{cfg(64)}"]
+
+
+def test_cli_errors(toy_csv, tmp_path, capsys):
+    model = prefers_small_m(tmp_path)
+    assert cli.main(["validate", "--oracle-csv", str(tmp_path / "x.csv"), "--model", str(model),
+                     "--out", str(tmp_path / "r")]) == 2
+    assert "x.csv not found" in capsys.readouterr().err
+    assert cli.main(["validate", "--model", str(model), "--out", str(tmp_path / "r")]) == 2
+    assert "--oracle-csv" in capsys.readouterr().err
+    assert cli.main(["validate", "--live", "--model", str(model), "--out",
+                     str(tmp_path / "r")]) == 2
+    assert "--problems" in capsys.readouterr().err
+    assert cli.main(["validate", "--oracle-csv", str(toy_csv), "--model", str(model),
+                     "--out", str(tmp_path / "ok")]) == 0
+    assert (tmp_path / "ok" / "report.md").exists()
+
+
+# -- a fake sweep through the real registry --------------------------------------------------
+
+def fake_problems() -> list[P]:
+    out = []
+    for i in range(4):
+        g = ConvGeometry(n=1 + i, c=16 * (1 + i % 2), k=32, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
+        out.append(P(f"fake{i % 2}/l{i}/n{g.n}/float16", f"fake{i % 2}", f"l{i}", g))
+    pw = ConvGeometry(n=2, c=32, k=32, h=8, w=8, r=1, s=1)
+    out.append(P("fake0/pw/n2/float16", "fake0", "pw", pw))
+    return out
+
+
+@pytest.fixture(scope="module")
+def fake_sweep(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sweep") / "oracle.csv"
+    run_sweep(fake_problems(), out, backend=FakeBackend(), jobs=1, quiet=True, command=["t"])
+    return out
+
+
+def test_lopo_matches_leaving_each_problem_out(fake_sweep):
+    ds = load_dataset([fake_sweep])
+    scores = lopo_single_best_scores(ds)
+    for p in range(ds.n_problems):
+        rest = ds.problem != p
+        order = single_best_order(ds.problem[rest], ds.latency[rest], ds.ok[rest],
+                                  ds.cand_id[rest])
+        mine = ds.problem == p
+        pos = {c: i for i, c in enumerate(order)}
+        known = [c for c in ds.cand_id[mine] if c in pos]
+        expect = min(known, key=pos.get) if known else min(ds.cand_id[mine])
+        got = ds.cand_id[mine][np.argmin(scores[mine])]
+        assert got == expect, ds.problem_keys[p]
+
+
+def test_model_choice_is_model_rank_top(fake_sweep, tmp_path):
+    lgb = pytest.importorskip("lightgbm")
+    del lgb
+    from convdispatch.heuristics.train import HyperParams, train
+
+    model_dir = tmp_path / "model"
+    train([fake_sweep], model_dir, methods=["lgbm_regression"], folds=2, log=lambda _m: None,
+          hp=HyperParams(n_estimators=5, num_leaves=4, min_data_in_leaf=2))
+    m = build_report([fake_sweep], model_dir, tmp_path / "rep")
+    model = load_model(model_dir)
+    per = pd.read_csv(tmp_path / "rep" / "per_problem.csv").set_index("problem_id")
+    df = read_sweep(fake_sweep)
+    for pid, rows in df[df["ok"] == 1].groupby("problem_id"):
+        cands = [Candidate.parse(f"{f}:{c}") for f, c in zip(rows["family"], rows["config"])]
+        geom = ConvGeometry.from_row(rows.iloc[0])
+        assert per.loc[pid, "model_choice"] == model.rank(geom, cands, H100)[0][0].id
+    assert m["header"]["problems"] == len(fake_problems())
+    assert (tmp_path / "rep" / "model_scatter.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_dropped_problem_without_ok_rows(fake_sweep, tmp_path):
+    df = read_sweep(fake_sweep)
+    pid = df["problem_id"].iloc[0]
+    rows = df[df["problem_id"] != pid].to_dict("records")
+    rows += [dict(r, status="wrong", ok=0, latency_us=None)
+             for r in df[df["problem_id"] == pid].to_dict("records")]
+    path = tmp_path / "some_failed.csv"
+    append_rows(path, [{k: v for k, v in r.items()} for r in rows])
+    oracle = load_oracle([path])
+    assert oracle.dropped_problems == [pid]
+    assert oracle.ds.n_problems == len(fake_problems()) - 1
+
+
+# -- live mode with the fake backend ---------------------------------------------------------
+
+def test_live_fake_end_to_end(fake_sweep, tmp_path):
+    out = tmp_path / "live"
+    out.mkdir()
+    # Start from the module's sweep: run_sweep resumes it (same harness), so no re-sweep.
+    shutil.copy(fake_sweep, out / "oracle.csv")
+    shutil.copy(sidecar_path(fake_sweep), sidecar_path(out / "oracle.csv"))
+    problems = fake_problems()
+    slow = problems[1].id
+    model_dir = prefers_small_m(tmp_path)
+    res = run_live(problems, model_dir, out, sweep_backend=FakeBackend(),
+                   timer=FakeDispatcherTimer(slowdown={slow: 1.5}), quiet=True,
+                   command=["test"])
+    assert res["sweep"]["problems_skipped"] == len(problems)
+    assert res["summary"]["drifted"] == [slow]
+    assert res["summary"]["unverified"] == []
+    live = pd.read_csv(out / "live.csv").set_index("problem_id")
+    df = read_sweep(out / "oracle.csv")
+    df["cand"] = df["family"] + ":" + df["config"]
+    model = load_model(model_dir)
+    for p in problems:
+        pick = model.rank(p.geom, registry.candidates(p.geom, H100), H100)[0][0].id
+        r = live.loc[p.id]
+        assert r["dispatcher_choice"] == pick
+        mine = df[df["problem_id"] == p.id]
+        same = mine.loc[mine["cand"] == pick, "latency_us"].item()
+        factor = 1.5 if p.id == slow else 1.0
+        assert r["dispatcher_us"] == pytest.approx(same * factor)
+        assert r["efficiency"] == pytest.approx(mine["latency_us"].min() / (same * factor))
+        assert r["vs_cudnn"] == pytest.approx(mine["cudnn_us"].iloc[0] / (same * factor))
+    md = (out / "live.md").read_text()
+    assert slow in md and "drifted" in md
+    assert (out / "offline" / "report.md").exists()
+
+
+class Exploding(FakeDispatcherTimer):
+    def time_dispatcher(self, problem):
+        if problem.layer == "l0":
+            raise RuntimeError("boom")
+        return super().time_dispatcher(problem)
+
+
+def test_live_records_a_failing_call_and_goes_on(fake_sweep, tmp_path):
+    out = tmp_path / "live"
+    out.mkdir()
+    shutil.copy(fake_sweep, out / "oracle.csv")
+    shutil.copy(sidecar_path(fake_sweep), sidecar_path(out / "oracle.csv"))
+    res = run_live(fake_problems(), prefers_small_m(tmp_path), out,
+                   sweep_backend=FakeBackend(), timer=Exploding(), offline=False, quiet=True)
+    bad = [p.id for p in fake_problems() if p.layer == "l0"]
+    assert res["summary"]["errors"] == bad
+    assert res["summary"]["problems"] == len(fake_problems())
+    assert "RuntimeError: boom" in (out / "live.md").read_text()
+
+
+def test_fresh_triton_cache_is_temporary(monkeypatch):
+    from convdispatch.validation.live import fresh_triton_cache
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/somewhere")
+    with fresh_triton_cache() as tmp:
+        assert os.environ["TRITON_CACHE_DIR"] == tmp and Path(tmp).is_dir()
+    assert os.environ["TRITON_CACHE_DIR"] == "/somewhere" and not Path(tmp).exists()
+
+
+def test_live_cli_fake_with_autotune_skips(tmp_path, capsys):
+    model = prefers_small_m(tmp_path)
+    out = tmp_path / "live"
+    rc = cli.main(["validate", "--live", "--problems", "random_train:0:2", "--backend", "fake",
+                   "--jobs", "1", "--limit-candidates", "3", "--model", str(model), "--out",
+                   str(out), "--autotune", "--no-offline", "--quiet"])
+    assert rc == 0
+    assert "autotune comparison skipped" in capsys.readouterr().err
+    res = json.loads((out / "live.json").read_text())
+    assert res["summary"]["problems"] == 2
+    assert "skipped" in (out / "live.md").read_text()
+
+
+# -- the autotune comparison: what a CPU can check ------------------------------------------
+
+def test_autotune_configs_are_the_registry_space():
+    geom = ConvGeometry(n=8, c=48, k=64, h=14, w=14, r=3, s=3, pad=(0, 1, 1))
+    cands = atc.registry_candidates(geom, H100)
+    configs = atc.triton_configs(geom, cands)
+    assert len(configs) == len(cands) > 1
+    assert [atc.candidate_of(tc).id for tc in configs] == [c.id for c in cands]
+    for tc in configs:
+        bk = tc.kwargs["BLOCK_K"]
+        assert tc.kwargs["EVEN_C"] == (48 % bk == 0)
+        assert tc.kwargs["K_ITERS"] == 9 * math.ceil(48 / bk) == tc.kwargs["ITERS_PER_SPLIT"]
+    grouped = ConvGeometry(n=1, c=64, k=64, g=4, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
+    assert atc.registry_candidates(grouped, H100) == []
+
+
+def test_autotune_kernel_args_match_the_family_launch():
+    """The tuned call passes what implicit_gemm's own launch passes (recorded)."""
+    import torch
+    from convdispatch.kernels.launcher import Recorder
+    from convdispatch.validation.inputs import make_inputs
+
+    geom = ConvGeometry(n=1, c=16, k=16, h=4, w=4, r=3, s=3, pad=(0, 1, 1))
+    x, w, b = make_inputs(geom, "cpu", 0)
+    out = torch.empty(1, 16, 4, 4, dtype=x.dtype).to(memory_format=torch.channels_last)
+    call = atc.conv_call(geom, x, w, b, out)
+    cand = atc.registry_candidates(geom, H100)[0]
+    with Recorder() as rec:
+        registry.family("implicit_gemm").launch(call, cand.config)
+    step = rec.steps[0]
+    args, fixed = atc.kernel_args(call)
+    tuned = atc.tuned_values(geom, cand.config)
+    expect = args + [tuned["K_ITERS"], tuned["ITERS_PER_SPLIT"]]
+    assert len(step.args) == len(expect)
+    for got, want in zip(step.args, expect):
+        assert got is want if isinstance(want, torch.Tensor) else got == want
+    cfg_kw = {k: v for k, v in tuned.items() if k not in ("K_ITERS", "ITERS_PER_SPLIT")}
+    assert step.kwargs == {**fixed, **cfg_kw, "num_warps": cand.config["num_warps"],
+                           "num_stages": cand.config["num_stages"]}
+
+
+def test_autotuned_kernel_computes_the_convolution():
+    """The tuned call (config-carried K_ITERS / EVEN_C) runs in the interpreter and is right;
+    the benchmark is stubbed, so the choice is the config the stub times fastest."""
+    import torch
+    import torch.nn.functional as F
+    from convdispatch.validation.inputs import conv_args, make_inputs
+
+    geom = ConvGeometry(n=1, c=24, k=16, h=4, w=4, r=3, s=3, pad=(0, 1, 1))
+    x, w, b = make_inputs(geom, "cpu", 1)
+    out = torch.zeros(1, 16, 4, 4, dtype=x.dtype).to(memory_format=torch.channels_last)
+    cands = [c for c in atc.registry_candidates(geom, H100) if c.config["BLOCK_K"] == 32][:2]
+    assert len(cands) == 2 and 24 % 32 != 0  # EVEN_C is False: the masked path runs
+    times = iter([2.0, 1.0])
+
+    def bench(fn, quantiles):
+        fn()
+        t = next(times)
+        return [t, t, t]
+
+    run, launch = atc.tune_once(geom, atc.conv_call(geom, x, w, b, out),
+                                atc.triton_configs(geom, cands), do_bench=bench)
+    assert run.candidate == cands[1].id
+    out.zero_()
+    launch()
+    ref = F.conv2d(x.double(), w.double(), None, **conv_args(geom))
+    assert float((out.double() - ref).norm() / ref.norm()) < 5e-3
+
+
+def test_autotune_table_formatting():
+    rows = [{"problem_id": "p0", "configs": 5, "tune_first_call_s": 12.5,
+             "tune_later_calls_s": [0.8, 0.7], "autotune_choice": "implicit_gemm:a",
+             "choices": ["implicit_gemm:a", "implicit_gemm:b", "implicit_gemm:a"],
+             "stable": False, "autotune_us": 20.0, "model_choice": "pointwise:c",
+             "model_us": 10.0, "model_first_call_s": 0.4, "model_vs_autotune": 2.0},
+            {"problem_id": "p1", "configs": 0, "note": "implicit_gemm: grouped",
+             "model_choice": "grouped_gemm:d", "model_us": 3.0, "model_first_call_s": 0.1}]
+    lines = atc.markdown_lines(rows)
+    text = "\n".join(lines)
+    assert "| p0 | 5 | 12.50 | 0.80, 0.70 | no (2 choices) |" in text
+    assert "implicit_gemm: grouped" in text
+    assert sum(1 for ln in lines if ln.startswith(("| p0 ", "| p1 "))) == 2
+    row = atc.comparison_row({"problem_id": "p", "configs": 3, "autotune_us": 9.0},
+                             FakeDispatch("x", 3.0, 0.2))
+    assert row["model_vs_autotune"] == pytest.approx(3.0)
+    assert "skipped" in "\n".join(atc.markdown_lines([], "comparison skipped: no GPU"))
+
+
+@dataclass
+class FakeDispatch:
+    candidate: str
+    latency_us: float
+    first_call_s: float
+
+
+def test_autotune_compare_skips_without_cuda(tmp_path, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: the comparison would run")
+    assert atc.unavailable_reason() is not None
+    rc = cli.main(["autotune-compare", "--problems", "smoke", "--model",
+                   str(prefers_small_m(tmp_path)), "--out", str(tmp_path / "a")])
+    assert rc == 0
+    assert "skipped" in capsys.readouterr().err
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
+        atc.run_compare([], tmp_path, tmp_path / "a", None)
