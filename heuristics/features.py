@@ -103,15 +103,16 @@ def _candidate_row(family: str, config: Config) -> tuple[float, ...]:
         raise ValueError(f"unknown kernel family {family!r}: feature schema v{SCHEMA_VERSION} "
                          f"knows {FAMILY_NAMES}")
     kind = FAMILY_KIND[family]
-    missing = [k for k in _REQUIRED[kind] if k not in config]
+    cfg = dict(config)
+    missing = [k for k in _REQUIRED[kind] if k not in cfg]
     if missing:
         raise ValueError(f"config {config!r} of family {family!r} lacks {missing}")
     onehot = tuple(float(family == f) for f in FAMILY_NAMES)
-    knobs = tuple(float(config.get(k, 1 if k in ("SPLIT_K", "GROUP_M") else 0))
+    knobs = tuple(float(cfg.get(k, 1 if k in ("SPLIT_K", "GROUP_M") else 0))
                   for k in _KNOB_NAMES)
     flags = tuple(float(kind == k) for k in _KINDS)
-    bm, bn, bk, warps = (knobs[_KNOB_NAMES.index(k)]
-                         for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps"))
+    bm, bn, bk, warps = (float(cfg.get(k, 0)) for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K",
+                                                          "num_warps"))
     bk_eff = 1.0 if kind == "direct" else max(bk, 1.0)
     extra = (bk_eff, bm * bn, bm * bn / (bm + bn), bm * bn / (32.0 * max(warps, 1.0)))
     return (*onehot, *knobs, *flags, *extra)
@@ -126,17 +127,23 @@ _TABLE_LOCK = threading.Lock()
 _TABLE_MAX = 1 << 16  # distinct candidates kept; past it rows are built per call
 
 
-def _row_index(family: str, config: Config) -> int:
+def _add_rows(candidates: Sequence[Candidate]) -> bool:
+    """Add the rows of ``candidates`` not in the table yet; False when it is full."""
     global _TABLE
-    row = _candidate_row(family, config)  # validates; raises for bad candidates
+    new = {}
+    for c in candidates:
+        key = (c.family, c.config)
+        if key not in _ROW_OF and key not in new:
+            new[key] = _candidate_row(c.family, c.config)  # validates
     with _TABLE_LOCK:
-        key = (family, config)
-        if key not in _ROW_OF:
-            if len(_ROW_OF) >= _TABLE_MAX:
-                return -1
-            _TABLE = np.vstack([_TABLE, np.asarray(row, dtype=np.float64)[None]])
-            _ROW_OF[key] = len(_TABLE) - 1
-        return _ROW_OF[key]
+        new = {k: row for k, row in new.items() if k not in _ROW_OF}
+        if len(_ROW_OF) + len(new) > _TABLE_MAX:
+            return False
+        if new:
+            base = len(_TABLE)
+            _TABLE = np.vstack([_TABLE, np.array(list(new.values()), dtype=np.float64)])
+            _ROW_OF.update((k, base + i) for i, k in enumerate(new))
+    return True
 
 
 def candidate_table(candidates: Sequence[Candidate]) -> np.ndarray:
@@ -144,16 +151,15 @@ def candidate_table(candidates: Sequence[Candidate]) -> np.ndarray:
     try:
         ids = [_ROW_OF.get((c.family, c.config)) for c in candidates]
         if None in ids:
-            ids = [i if i is not None else _row_index(c.family, c.config)
-                   for i, c in zip(ids, candidates)]
+            if not _add_rows(candidates):  # table full: build these rows directly
+                return np.array([_candidate_row(c.family, c.config) for c in candidates],
+                                dtype=np.float64).reshape(len(ids), _N_TABLE)
+            ids = [_ROW_OF[(c.family, c.config)] for c in candidates]
     except (AttributeError, TypeError):
         bad = next((c for c in candidates if not isinstance(c, Candidate)), None)
         if bad is None:
             raise
         raise TypeError(f"expected Candidate objects, got {type(bad).__name__}") from None
-    if -1 in ids:  # table full: build these rows directly
-        return np.array([_candidate_row(c.family, c.config) for c in candidates],
-                        dtype=np.float64).reshape(len(ids), _N_TABLE)
     return _TABLE[ids]
 
 

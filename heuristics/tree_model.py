@@ -65,6 +65,12 @@ class TreeEnsemble:
     def n_features(self) -> int:
         return len(self.feature_names)
 
+    def prepare(self) -> None:
+        """Build the walk's tables now (at load) rather than in the first decision."""
+        for name in ("_zero_rule", "_split2", "_children2", "_internal_ids", "_left_slots",
+                     "_value2", "_jump_rounds"):
+            getattr(self, name)
+
     @cached_property
     def _zero_rule(self) -> bool:
         return bool((self.missing == _MISSING_ZERO).any())
@@ -153,9 +159,7 @@ class TreeEnsemble:
         for _ in range(self._jump_rounds):
             jump[:n_int] = jump[jump[:n_int]]
         jump2 = 2 * jump
-        children2 = self._children2.copy()
-        children2[:2 * n_int] = jump2[self.children[:2 * n_int]]
-        return jump2[self.roots], children2
+        return jump2[self.roots], jump2[self.children]
 
     def _walk(self, flat, node, off, children2, general) -> np.ndarray:
         """Leaves (doubled ids) of the (row, tree) pairs that start at doubled ids ``node``;
@@ -385,8 +389,10 @@ def _assemble(trees: list[_Tree], names, objective: str, average: bool,
     if (missing == 3).any():
         raise ModelLoadError(f"{source}: unknown missing type in decision_type")
     scale = 1.0 / len(trees) if average and trees else 1.0
-    return TreeEnsemble(tuple(names), objective, len(trees), max_depth, n_internal, roots,
-                        feature, threshold, children, missing, default_left, value, scale)
+    ens = TreeEnsemble(tuple(names), objective, len(trees), max_depth, n_internal, roots,
+                       feature, threshold, children, missing, default_left, value, scale)
+    ens.prepare()
+    return ens
 
 
 def load_ensemble(path: str | Path) -> TreeEnsemble:
