@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import torch
@@ -29,18 +30,36 @@ class ParsedCall:
     geom: ConvGeometry | None  # None when no kernel dtype applies (float64, ints, ...)
 
 
+def _index(v) -> int:
+    """``v`` read as torch's argument parser reads an int: ints, numpy ints and one-element
+    integer tensors; not bools, floats or strings."""
+    if isinstance(v, bool):
+        raise TypeError(type(v).__name__)
+    if isinstance(v, torch.Tensor):
+        if v.numel() != 1 or v.is_floating_point() or v.is_complex():
+            raise TypeError("tensor")
+        return int(v.item())
+    return operator.index(v)
+
+
 def _tuple(name: str, value, dims: int, fn: str) -> tuple[int, ...]:
-    if isinstance(value, bool) or not isinstance(value, (int, tuple, list, torch.Size)):
+    seq = isinstance(value, (tuple, list, torch.Size))
+    try:
+        vals = tuple(_index(v) for v in value) if seq else (_index(value),)
+    except TypeError:
         raise TypeError(f"{fn}(): argument '{name}' must be an int or a tuple of {dims} ints, "
-                        f"got {type(value).__name__}")
-    vals = (value,) * dims if isinstance(value, int) else tuple(value)
+                        f"got {value!r}") from None
+    if any(not -(2**63) <= v < 2**63 for v in vals):
+        # torch: ValueError for a lone int, TypeError inside a tuple
+        exc = TypeError if seq else ValueError
+        raise exc(f"{fn}(): argument '{name}' does not fit in int64: {value!r}")
     if len(vals) == 1:
         vals = vals * dims
-    if len(vals) != dims or any(isinstance(v, bool) or not isinstance(v, int) for v in vals):
+    if len(vals) != dims:
         raise RuntimeError(
             f"expected {name} to be a single integer value or a list of {dims} values to "
             f"match the convolution dimensions, but got {name}={list(vals)}")
-    return tuple(int(v) for v in vals)
+    return vals
 
 
 def _padding(padding, dims: int, stride, dilation, wshape, fn: str):
@@ -56,8 +75,7 @@ def _padding(padding, dims: int, stride, dilation, wshape, fn: str):
             lo = tuple(t // 2 for t in total)
             return lo, tuple(t - low for t, low in zip(total, lo))
         raise RuntimeError(f"Invalid padding string: '{padding}'")
-    pad = _tuple("padding", padding, dims, fn)
-    return pad, pad
+    return padding, padding  # already checked by _tuple
 
 
 def _check_tensor(name: str, t, fn: str) -> None:
@@ -78,8 +96,18 @@ def parse(dims: int, input, weight, bias, stride, padding, dilation, groups, res
     if activation not in ACTIVATION_NAMES:
         raise ValueError(f"{fn}(): activation must be one of {ACTIVATION_NAMES[1:]} or None, "
                          f"got {activation!r}")
-    if isinstance(groups, bool) or not isinstance(groups, int):
-        raise TypeError(f"{fn}(): argument 'groups' must be int, not {type(groups).__name__}")
+    try:
+        groups = _index(groups)
+    except TypeError:
+        raise TypeError(f"{fn}(): argument 'groups' must be int, not "
+                        f"{type(groups).__name__}") from None
+    if not -(2**63) <= groups < 2**63:
+        raise ValueError(f"{fn}(): argument 'groups' does not fit in int64: {groups}")
+    # Every argument's type is checked before any value, as torch's parser does.
+    stride_t = _tuple("stride", stride, dims, fn)
+    dilation_t = _tuple("dilation", dilation, dims, fn)
+    if not isinstance(padding, str):
+        padding = _tuple("padding", padding, dims, fn)
     if input.dim() not in (dims + 1, dims + 2):
         raise RuntimeError(
             f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {fn}, "
@@ -88,8 +116,9 @@ def parse(dims: int, input, weight, bias, stride, padding, dilation, groups, res
         raise RuntimeError(
             f"{fn}(): expected weight to be {dims + 2}-dimensional, "
             f"but got weight of size {list(weight.shape)}")
-    stride_t = _tuple("stride", stride, dims, fn)
-    dilation_t = _tuple("dilation", dilation, dims, fn)
+    if any(k < 1 for k in weight.shape[2:]):
+        raise RuntimeError(f"kernel size should be greater than zero, but got weight of size "
+                           f"{list(weight.shape)}")
     if min(stride_t) < 1:
         raise RuntimeError("non-positive stride is not supported")
     if min(dilation_t) < 1:

@@ -28,6 +28,13 @@ class ModelChooser:
             raise RuntimeError(f"no kernel family supports {geom.describe()}")
         ranked = self.model.rank(geom, cands, device)
         best, score = ranked[0]
+        if score == float("inf"):
+            # No candidate belongs to a family the model was trained on.
+            from .choosers import RuleChooser
+
+            decision = RuleChooser().choose(geom, cands, device)
+            return Decision(decision.candidate, f"model {self.model.identity} knows none of "
+                            f"these families; {decision.reason}", "rule", decision.ranked)
         gpu = getattr(self.model, "gpu", "?")
         reason = (f"model {self.model.identity} (trained on {gpu}) ranks it first of "
                   f"{len(ranked)} feasible candidates")
@@ -41,7 +48,7 @@ def locate(device: DeviceSpec) -> tuple[Path | None, str]:
         from ..heuristics.model_store import find_model
     except ImportError as e:  # pragma: no cover - heuristics is part of the package
         return None, f"heuristics unavailable: {e}"
-    found = find_model(device.name)
+    found = find_model(device)
     if found is None:
         return None, "no model directory matches this GPU"
     if isinstance(found, tuple):

@@ -214,11 +214,17 @@ def _take(ds: Dataset, rows: np.ndarray) -> Dataset:
 
 
 def choose_method(cv: dict[str, dict], methods: Sequence[str]) -> str:
-    """The shippable method with the best out-of-fold efficiency (first listed on ties)."""
+    """The shippable method with the best out-of-fold geomean + P10 efficiency (first
+    listed on ties): the tail counts as much as the average, since one badly chosen
+    layer costs a network more than many near-best ones gain."""
     ship = [m for m in methods if METHODS[m].shippable]
     if not ship:
         raise ValueError(f"none of {list(methods)} can be shipped; include an lgbm_* method")
-    return max(ship, key=lambda m: (cv[m].get("efficiency_geomean", 0.0), -ship.index(m)))
+
+    def score(m: str) -> float:
+        return cv[m].get("efficiency_geomean", 0.0) + cv[m].get("efficiency_p10", 0.0)
+
+    return max(ship, key=lambda m: (score(m), -ship.index(m)))
 
 
 def split_holdout(ds: Dataset, holdout_sets: Sequence[str]) -> tuple[Dataset, Dataset | None]:

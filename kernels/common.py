@@ -23,6 +23,27 @@ def split_rows(offs_m, OD, OH, OW):
 
 
 @triton.jit
+def tap_step(it, c_blocks, R, S, m_mask, D, H, W, x_row, id0, ih0, iw0, dld, dlh, dlw,
+             sxd, sxh, sxw, w_col, swt, swr, sws):
+    """Step ``it`` of a flattened (t, r, s, channel block) reduction loop -> the channel
+    block, which rows read inside the input, the rows' input offsets and the
+    weight offset of the tap."""
+    cb = it % c_blocks
+    trs = it // c_blocks
+    ks = trs % S
+    tr = trs // S
+    kr = tr % R
+    kt = tr // R
+    idd = id0 + kt * dld
+    ih = ih0 + kr * dlh
+    iw = iw0 + ks * dlw
+    row_ok = m_mask & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+    x_off = x_row + idd * sxd + ih * sxh + iw * sxw
+    w_off = w_col + kt * swt + kr * swr + ks * sws
+    return cb, row_ok, x_off, w_off
+
+
+@triton.jit
 def activate(x, ACT: tl.constexpr):
     # Comparisons are written so NaN propagates as in torch (NaN < 0 is False).
     if ACT == 1:

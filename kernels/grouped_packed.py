@@ -27,6 +27,7 @@ from .common import (
     split_rows,
     store_tile,
     strides5,
+    tap_step,
     upcast_dot,
 )
 from .launcher import launch_kernel
@@ -82,19 +83,11 @@ def packed_kernel(
     # One flattened loop over (t, r, s, channel block) so the software pipeline
     # spans all taps; its bound does not depend on program ids (interpreter).
     for it in range(0, K_ITERS):
-        cb = it % C_BLOCKS
-        trs = it // C_BLOCKS
-        ks = trs % S
-        tr = trs // S
-        kr = tr % R
-        kt = tr // R
-        idd = id0 + kt * dld
-        ih = ih0 + kr * dlh
-        iw = iw0 + ks * dlw
-        row_ok = m_mask & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        cb, row_ok, x_off, w_off = tap_step(
+            it, C_BLOCKS, R, S, m_mask, D, H, W, x_row, id0, ih0, iw0, dld, dlh, dlw,
+            sxd, sxh, sxw, w_col, swt, swr, sws)
         c_rel = cb * BLOCK_K + offs_c0
-        a_ptrs = x_ptr + (x_row + idd * sxd + ih * sxh + iw * sxw)[:, None] \
-            + (c_rel * sxc)[None, :]
+        a_ptrs = x_ptr + x_off[:, None] + (c_rel * sxc)[None, :]
         if EVEN_C:
             a = tl.load(a_ptrs, mask=row_ok[:, None], other=0.0)
         else:
@@ -103,8 +96,7 @@ def packed_kernel(
         # Block-diagonal weights: B[c, k] = w[k, c - group(k) * CG, tap] inside
         # the column's group, else 0 (which also covers c past the run or C).
         diag = ((c_rel // CG)[:, None] == k_grp[None, :]) & k_mask[None, :]
-        b_ptrs = w_ptr + (w_col + kt * swt + kr * swr + ks * sws)[None, :] \
-            + (c_rel * swc)[:, None]
+        b_ptrs = w_ptr + w_off[None, :] + (c_rel * swc)[:, None]
         b = tl.load(b_ptrs, mask=diag, other=0.0)
         if UPCAST:
             a = a.to(tl.float32)

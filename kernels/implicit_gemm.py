@@ -22,6 +22,7 @@ from .common import (
     split_rows,
     store_tile,
     strides5,
+    tap_step,
     tile_ids,
     upcast_dot,
 )
@@ -75,25 +76,16 @@ def igemm_kernel(
     it0 = pid_k * ITERS_PER_SPLIT
     for i in range(0, ITERS_PER_SPLIT):
         it = it0 + i
-        cb = it % c_blocks
-        trs = it // c_blocks
-        ks = trs % S
-        tr = trs // S
-        kr = tr % R
-        kt = tr // R
-        idd = id0 + kt * dld
-        ih = ih0 + kr * dlh
-        iw = iw0 + ks * dlw
-        row_ok = m_mask & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        cb, row_ok, x_off, w_off = tap_step(
+            it, c_blocks, R, S, m_mask, D, H, W, x_row, id0, ih0, iw0, dld, dlh, dlw,
+            sxd, sxh, sxw, w_col, swt, swr, sws)
         col_ok = n_mask
         if SPLIT_K > 1:
             row_ok = row_ok & (it < K_ITERS)
             col_ok = col_ok & (it < K_ITERS)
         offs_c = cb * BLOCK_K + offs_c0
-        a_ptrs = x_ptr + (x_row + idd * sxd + ih * sxh + iw * sxw)[:, None] \
-            + (offs_c * sxc)[None, :]
-        b_ptrs = w_ptr + (w_col + kt * swt + kr * swr + ks * sws)[None, :] \
-            + (offs_c * swc)[:, None]
+        a_ptrs = x_ptr + x_off[:, None] + (offs_c * sxc)[None, :]
+        b_ptrs = w_ptr + w_off[None, :] + (offs_c * swc)[:, None]
         if EVEN_C:
             a = tl.load(a_ptrs, mask=row_ok[:, None], other=0.0)
             b = tl.load(b_ptrs, mask=col_ok[None, :], other=0.0)

@@ -259,6 +259,8 @@ def test_choose_method_ships_only_lightgbm():
     assert choose_method(cv, list(cv)) == "lgbm_lambdarank"
     cv["lgbm_regression"]["efficiency_geomean"] = 0.9
     assert choose_method(cv, list(cv)) == "lgbm_regression", "ties go to the first listed"
+    cv["lgbm_lambdarank"]["efficiency_p10"] = 0.8  # the tail decides between equals
+    assert choose_method(cv, list(cv)) == "lgbm_lambdarank"
     with pytest.raises(ValueError, match="shipped"):
         choose_method(cv, ["sklearn_hgb"])
 

@@ -114,8 +114,7 @@ def test_bad_hyperparameters_rejected_iff_torch_rejects(dims, stride, padding, d
         assert_like_torch(theirs, ours)
 
 
-# Where dispatcher/args.py's checks differ from torch's (issue 8 report has the
-# patch); xfail(strict), so a fix shows up here.
+# Argument forms where a hand-written check once differed from torch's.
 ARGS_GAPS = {
     "numpy int stride": dict(stride=np.int64(2)),
     "numpy int in a tuple": dict(padding=(np.int64(1), 0)),
@@ -133,7 +132,6 @@ ARGS_GAPS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="dispatcher/args.py checks differ from torch's here")
 @pytest.mark.parametrize("name", sorted(ARGS_GAPS))
 def test_known_argument_check_gaps(name):
     kw = dict(ARGS_GAPS[name])
