@@ -28,6 +28,7 @@ LAYERS = [
     ("3x3 dense", 2, 2, 32, 32, (8, 8), (3, 3), 1, 1, 1),
     ("1x1 pointwise", 2, 2, 64, 32, (8, 8), (1, 1), 1, 0, 1),
     ("grouped 3x3, 4 groups", 2, 2, 64, 64, (6, 6), (3, 3), 1, 1, 4),
+    ("grouped 3x3, 64 a group", 2, 1, 128, 128, (5, 5), (3, 3), 1, 1, 2),
     ("depthwise 3x3", 2, 2, 32, 32, (8, 8), (3, 3), 1, 1, 32),
     ("deep 3x3 on 3x3 map", 2, 1, 256, 64, (3, 3), (3, 3), 1, 1, 1),
     ("3D 3x3x3", 3, 1, 32, 16, (3, 6, 6), (3, 3, 3), 1, 1, 1),
@@ -45,7 +46,7 @@ def _explain_set(args) -> None:
           f"on {args.gpu}:")
     for p in problems:
         e = explain(p.geom, gpu=args.gpu)
-        model = f" model {e.model}" if e.model else ""
+        model = f" {e.model}" if e.model else ""
         print(f"  {p.layer:28s} {e.candidate.id}  [{e.chooser}{model}]")
 
 

@@ -1,0 +1,79 @@
+"""Host time a cached decision adds to a call, over launching the chosen kernel directly.
+
+Kernel launches are stubbed out on both sides (``launcher._launch``), so what is
+left is the host work of each path: ``convdispatch.conv2d`` (argument checks,
+signature lookup, replay of the recorded plan, output allocation) against the bare
+direct path (allocate the output, issue the same launches). Runs on any machine.
+
+    python -m convdispatch.validation.bench_overhead
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import timeit
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import convdispatch as cd  # noqa: E402
+import torch  # noqa: E402
+from convdispatch.dispatcher import api  # noqa: E402
+from convdispatch.kernels import launcher  # noqa: E402
+
+CASES = {
+    "3x3 dense, bias": dict(x=(1, 32, 8, 8), w=(32, 32, 3, 3), bias=True, padding=1),
+    "1x1, residual + relu": dict(x=(1, 64, 8, 8), w=(64, 64, 1, 1), residual=True,
+                                 activation="relu"),
+    "depthwise 3x3": dict(x=(1, 32, 8, 8), w=(32, 1, 3, 3), padding=1, groups=32),
+}
+
+
+def _per_call_us(fn, number: int = 2000, repeat: int = 7) -> float:
+    runs = timeit.repeat(fn, number=number, repeat=repeat)
+    return statistics.median(runs) / number * 1e6
+
+
+def measure(name: str, spec: dict) -> tuple[float, float]:
+    x = torch.randn(*spec["x"]).to(memory_format=torch.channels_last)
+    w = torch.randn(*spec["w"])
+    b = torch.randn(spec["w"][0]) if spec.get("bias") else None
+    kw = {k: spec[k] for k in ("padding", "groups", "activation") if k in spec}
+    res = None
+    if spec.get("residual"):
+        res = torch.randn(x.shape[0], w.shape[0], *x.shape[2:]).to(
+            memory_format=torch.channels_last)
+    cd.conv2d(x, w, b, residual=res, **kw)  # decide, compile, record the plan
+    (plan, shape, fmt, _), = [v for v in api.PLANS.values()][-1:]
+    real = launcher._launch
+    launcher._launch = lambda *a: None
+    try:
+        ours = _per_call_us(lambda: cd.conv2d(x, w, b, residual=res, **kw))
+
+        def direct():
+            out = torch.empty(shape, dtype=x.dtype, memory_format=fmt)
+            for step in plan.steps:
+                args = list(step.args)
+                for i, slot in step.slots:
+                    args[i] = {"x": x, "w": w, "out": out, "bias": b, "residual": res}[slot]
+                launcher._launch(step.kernel, step.grid, args, step.kwargs)
+
+        bare = _per_call_us(direct)
+    finally:
+        launcher._launch = real
+    return ours, bare
+
+
+def main() -> int:
+    cd.clear_cache()
+    print("| call | convdispatch.conv2d us | direct launch us | added by the dispatcher us |")
+    print("|---|---|---|---|")
+    for name, spec in CASES.items():
+        ours, bare = measure(name, spec)
+        print(f"| {name} | {ours:.1f} | {bare:.1f} | {ours - bare:.1f} |")
+    print(f"\ntorch {torch.__version__}, CPU: {os.cpu_count()} cores; launches stubbed.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
