@@ -202,21 +202,14 @@ class TreeEnsemble:
         return np.where(use_default, ~self.default_left[node], ~(x <= self.threshold[node]))
 
 
-def _ints(text: str, what: str, count: int, source: str) -> np.ndarray:
+def _numbers(text: str, what: str, count: int, source: str, kind: type) -> np.ndarray:
+    """``count`` whitespace-separated ints or floats of one model-file field."""
     try:
-        arr = np.array([int(v) for v in text.split()], dtype=np.int64)
+        arr = np.array([kind(v) for v in text.split()],
+                       dtype=np.int64 if kind is int else np.float64)
     except ValueError:
-        raise ModelLoadError(f"{source}: {what} holds a non-integer value") from None
-    if arr.size != count:
-        raise ModelLoadError(f"{source}: {what} has {arr.size} values, expected {count}")
-    return arr
-
-
-def _floats(text: str, what: str, count: int, source: str) -> np.ndarray:
-    try:
-        arr = np.array([float(v) for v in text.split()], dtype=np.float64)
-    except ValueError:
-        raise ModelLoadError(f"{source}: {what} holds a non-numeric value") from None
+        word = "non-integer" if kind is int else "non-numeric"
+        raise ModelLoadError(f"{source}: {what} holds a {word} value") from None
     if arr.size != count:
         raise ModelLoadError(f"{source}: {what} has {arr.size} values, expected {count}")
     return arr
@@ -258,7 +251,7 @@ def _parse_tree(block: list[str], index: int, n_features: int, source: str) -> _
         raise ModelLoadError(f"{where} is a linear tree, which tree_model does not evaluate")
     if "leaf_value" not in kv:
         raise ModelLoadError(f"{where} has no leaf_value line (truncated file?)")
-    leaf_value = _floats(kv["leaf_value"], f"Tree={index} leaf_value", n_leaves, source)
+    leaf_value = _numbers(kv["leaf_value"], f"Tree={index} leaf_value", n_leaves, source, float)
     m = n_leaves - 1
     if m == 0:
         empty = np.zeros(0, dtype=np.int64)
@@ -266,11 +259,11 @@ def _parse_tree(block: list[str], index: int, n_features: int, source: str) -> _
     for key in ("split_feature", "threshold", "decision_type", "left_child", "right_child"):
         if key not in kv:
             raise ModelLoadError(f"{where} has no {key} line (truncated file?)")
-    feature = _ints(kv["split_feature"], f"Tree={index} split_feature", m, source)
-    threshold = _floats(kv["threshold"], f"Tree={index} threshold", m, source)
-    decision = _ints(kv["decision_type"], f"Tree={index} decision_type", m, source)
-    left = _ints(kv["left_child"], f"Tree={index} left_child", m, source)
-    right = _ints(kv["right_child"], f"Tree={index} right_child", m, source)
+    feature = _numbers(kv["split_feature"], f"Tree={index} split_feature", m, source, int)
+    threshold = _numbers(kv["threshold"], f"Tree={index} threshold", m, source, float)
+    decision = _numbers(kv["decision_type"], f"Tree={index} decision_type", m, source, int)
+    left = _numbers(kv["left_child"], f"Tree={index} left_child", m, source, int)
+    right = _numbers(kv["right_child"], f"Tree={index} right_child", m, source, int)
     if feature.min() < 0 or feature.max() >= n_features:
         raise ModelLoadError(f"{where} splits on a feature index outside 0..{n_features - 1}")
     if (decision & _CATEGORICAL).any():

@@ -30,6 +30,7 @@ from .common import (
     tap_step,
     upcast_dot,
 )
+from .implicit_gemm import gemm_smem
 from .launcher import launch_kernel
 
 # Spatial sizes, strides, pads and the loop length vary per layer without
@@ -177,8 +178,7 @@ class GroupedPackedFamily(KernelFamily):
         return None
 
     def smem_bytes(self, geom, cfg: Config) -> int:
-        per_stage = (cfg["BLOCK_M"] + cfg["BLOCK_N"]) * cfg["BLOCK_K"] * geom.elem_bytes
-        return cfg["num_stages"] * per_stage
+        return gemm_smem(geom, cfg)
 
     def hard_ok(self, geom, cfg: Config, device) -> str | None:
         if groups_per_tile(geom, cfg["BLOCK_N"]) < 1:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from convdispatch.kernels.geometry import ConvGeometry
@@ -58,3 +60,14 @@ def poisoned_out(geom: ConvGeometry, like: torch.Tensor) -> torch.Tensor:
         fmt = torch.channels_last if geom.dims == 2 else torch.channels_last_3d
         out = out.to(memory_format=fmt)
     return out
+
+
+@dataclass(frozen=True)
+class SweepProblem:
+    """What the sweep harness reads of a problem (data.problems.Problem without checks,
+    so tests can hand it malformed values)."""
+
+    id: str
+    set: str
+    layer: str
+    geom: ConvGeometry

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -22,16 +21,11 @@ from convdispatch.validation.sweep import parse_shard, run_sweep, shard_problems
 from convdispatch.validation.sweep_csv import FIELDNAMES, append_rows, read_sweep
 from convdispatch.validation.sweep_meta import read_sidecar, sidecar_path, write_sidecar
 from convdispatch.validation.sweep_schema import KEY_COLUMNS, STATUSES
+from helpers import SweepProblem as P
 
 LIMIT = 3  # candidates per problem from the real registry
 
 
-@dataclass(frozen=True)
-class P:
-    id: str
-    set: str
-    layer: str
-    geom: ConvGeometry
 
 
 def make_problems(count: int) -> list[P]:

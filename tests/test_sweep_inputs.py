@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import pytest
 import torch
@@ -19,6 +18,7 @@ from convdispatch.validation.inputs import (
     tolerance,
 )
 from convdispatch.validation.timing import TimingSettings, cudnn_fn
+from helpers import SweepProblem as P
 
 
 def geom(**kw) -> ConvGeometry:
@@ -136,12 +136,6 @@ def test_compile_errors_are_told_from_runtime_errors():
     assert issubclass(CompilationError, Exception)
 
 
-@dataclass(frozen=True)
-class P:
-    id: str
-    set: str
-    layer: str
-    geom: ConvGeometry
 
 
 @pytest.mark.gpu

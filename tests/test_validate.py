@@ -37,17 +37,12 @@ from convdispatch.validation.report import (
 from convdispatch.validation.sweep import run_sweep
 from convdispatch.validation.sweep_csv import append_rows, read_sweep
 from convdispatch.validation.sweep_meta import sidecar_path
+from helpers import SweepProblem as P
 
 H100 = KNOWN["h100"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-@dataclass(frozen=True)
-class P:
-    id: str
-    set: str
-    layer: str
-    geom: ConvGeometry
 
 
 # -- a model whose preference is known: one tree on BLOCK_M --------------------------------

@@ -3,7 +3,7 @@
 Kernel launches are stubbed out on both sides (``launcher._launch``), so what is
 left is the host work of each path: ``convdispatch.conv2d`` (argument checks,
 signature lookup, replay of the recorded plan, output allocation) against the bare
-direct path (allocate the output, issue the same launches). Runs on any machine.
+direct path (allocate the output, run the recorded launches: ``Plan.run``). Runs on any machine.
 
     python -m convdispatch.validation.bench_overhead
 """
@@ -44,7 +44,7 @@ def measure(name: str, spec: dict) -> tuple[float, float]:
         res = torch.randn(x.shape[0], w.shape[0], *x.shape[2:]).to(
             memory_format=torch.channels_last)
     cd.conv2d(x, w, b, residual=res, **kw)  # decide, compile, record the plan
-    (plan, shape, fmt, _), = [v for v in api.PLANS.values()][-1:]
+    plan, shape, fmt, _ = next(reversed(api.PLANS.values()))
     real = launcher._launch
     launcher._launch = lambda *a: None
     try:
@@ -52,11 +52,7 @@ def measure(name: str, spec: dict) -> tuple[float, float]:
 
         def direct():
             out = torch.empty(shape, dtype=x.dtype, memory_format=fmt)
-            for step in plan.steps:
-                args = list(step.args)
-                for i, slot in step.slots:
-                    args[i] = {"x": x, "w": w, "out": out, "bias": b, "residual": res}[slot]
-                launcher._launch(step.kernel, step.grid, args, step.kwargs)
+            plan.run({"x": x, "w": w, "out": out, "bias": b, "residual": res}, x.device)
 
         bare = _per_call_us(direct)
     finally:

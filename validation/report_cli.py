@@ -5,22 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .sweep_cli import _command, _dtypes, _positive_int, default_jobs
-
-
-def _ratio(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 1, got {text!r}") from None
-    if not v > 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number > 1, got {v}")
-    return v
+from .cli_args import above_one, command_line, default_jobs, dtypes, positive_int
 
 
 def _timing_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--warmup-ms", type=_positive_int, default=25, help="do_bench warmup")
-    p.add_argument("--rep-ms", type=_positive_int, default=100, help="do_bench repetition time")
+    p.add_argument("--warmup-ms", type=positive_int, default=25, help="do_bench warmup")
+    p.add_argument("--rep-ms", type=positive_int, default=100, help="do_bench repetition time")
 
 
 def register(subparsers) -> None:
@@ -42,20 +32,20 @@ def register(subparsers) -> None:
                         "from the model's training sweeps (meta.json data.files)")
     p.add_argument("--live", action="store_true", help="live mode (sweep + dispatcher runs)")
     p.add_argument("--problems", metavar="SPEC", help="live: problem spec, as for sweep")
-    p.add_argument("--dtype", type=_dtypes, default=None, help="live: comma list of dtypes")
+    p.add_argument("--dtype", type=dtypes, default=None, help="live: comma list of dtypes")
     p.add_argument("--backend", choices=("cuda", "fake"), default="cuda",
                    help="live: cuda (the GPU) or fake (deterministic CPU stand-in)")
-    p.add_argument("--jobs", type=_positive_int, default=default_jobs(),
+    p.add_argument("--jobs", type=positive_int, default=default_jobs(),
                    help="live: sweep compile/check workers (default %(default)s)")
-    p.add_argument("--limit-candidates", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--limit-candidates", type=positive_int, default=None, metavar="N",
                    help="live: at most N candidates per problem in the fresh sweep (the "
                         "dispatcher's choice may then be unswept)")
-    p.add_argument("--drift-threshold", type=_ratio, default=1.1, metavar="X",
+    p.add_argument("--drift-threshold", type=above_one, default=1.1, metavar="X",
                    help="live: flag dispatcher latency > X * the sweep's for the same "
                         "candidate (default %(default)s)")
     p.add_argument("--autotune", action="store_true",
                    help="live: also compare with triton.autotune over the implicit-GEMM configs")
-    p.add_argument("--autotune-runs", type=_positive_int, default=3,
+    p.add_argument("--autotune-runs", type=positive_int, default=3,
                    help="live: tunings per problem, each with a fresh Autotuner (stability)")
     p.add_argument("--no-offline", action="store_true",
                    help="live: skip the offline report of the fresh sweep")
@@ -69,10 +59,10 @@ def register(subparsers) -> None:
                     "configs for each problem; report tuning time, the tuned config's latency "
                     "and its stability next to the model's choice. Skips without CUDA.")
     a.add_argument("--problems", required=True, metavar="SPEC")
-    a.add_argument("--dtype", type=_dtypes, default=None)
+    a.add_argument("--dtype", type=dtypes, default=None)
     a.add_argument("--model", required=True, metavar="DIR")
     a.add_argument("--out", required=True, metavar="DIR")
-    a.add_argument("--runs", type=_positive_int, default=3, help="tunings per problem")
+    a.add_argument("--runs", type=positive_int, default=3, help="tunings per problem")
     _timing_args(a)
     a.set_defaults(func=run_autotune_compare)
 
@@ -147,7 +137,7 @@ def run_live_command(args: argparse.Namespace) -> int:
     res = run_live(_problems(args), args.model, args.out, sweep_backend=backend, timer=timer,
                    jobs=args.jobs, limit_candidates=args.limit_candidates,
                    drift_threshold=args.drift_threshold, autotune=hook, autotune_note=note,
-                   offline=not args.no_offline, quiet=args.quiet, command=_command(args))
+                   offline=not args.no_offline, quiet=args.quiet, command=command_line(args))
     s = res["summary"]
     print(f"live: {s['problems']} problems -> {args.out}/live.md; efficiency geomean "
           f"{_num(s['efficiency_geomean'])}, x cuDNN {_num(s['vs_cudnn_geomean'])}, "
