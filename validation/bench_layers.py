@@ -98,16 +98,12 @@ def bench_graph(fn, rep_ms: int) -> float:
     """Median ms of a CUDA graph replaying ``fn``: device time, host overhead removed."""
     from triton.testing import do_bench
 
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    torch.cuda.synchronize()
-    return float(do_bench(graph.replay, warmup=max(rep_ms // 4, 5), rep=rep_ms,
+    from .timing import graph_of
+
+    replay = graph_of(fn)
+    if replay is None:
+        raise RuntimeError("the call could not be captured in a CUDA graph")
+    return float(do_bench(replay, warmup=max(rep_ms // 4, 5), rep=rep_ms,
                           return_mode="median"))
 
 
