@@ -27,6 +27,9 @@ class Chooser(Protocol):
 def preferred_families(geom: ConvGeometry, device: DeviceSpec) -> tuple[list[str], str]:
     """Family order by the shape of the problem, and the rule that gave it."""
     if geom.g > 1:
+        if geom.cg == 1:
+            return (["depthwise", "grouped_direct"],
+                    "depthwise: FMA over 2D pixel blocks that share their halo in L1")
         if 2 <= geom.cg <= 32 and geom.kg <= 64:
             return (["grouped_packed", "grouped_gemm", "grouped_direct"],
                     f"{geom.cg} channels a group: groups packed into one MMA tile")

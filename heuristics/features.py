@@ -21,20 +21,21 @@ from ..kernels.geometry import DTYPES, ConvGeometry
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 FAMILY_NAMES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem", "splitk",
-                "grouped_packed")
+                "grouped_packed", "depthwise")
 
 # How a family tiles the problem, which fixes its effective M / N / K:
 # gemm: per-group implicit GEMM, N = K/g, reduction t*r*s*ceil(cg/BK) steps;
 # flat: reduction flattened over (t, r, s, c), N = all output channels;
-# direct: FMA over output pixels x all output channels, reduction not tiled;
+# direct: FMA over output pixels x all output channels, reduction not tiled (a
+# TILE_W knob makes the BLOCK_M pixels a TILE_H x TILE_W block, else a flat run);
 # packed: one program covers GPT = min(BLOCK_N // K/g, g) whole groups, its
 # reduction runs over their GPT * C/g channels (block-diagonal weight tile).
 FAMILY_KIND = {"implicit_gemm": "gemm", "pointwise": "gemm", "grouped_gemm": "gemm",
                "splitk": "gemm", "stem": "flat", "grouped_direct": "direct",
-               "grouped_packed": "packed"}
+               "grouped_packed": "packed", "depthwise": "direct"}
 
 _GEOM_NAMES = (
     "n", "c", "k", "g", "d", "h", "w", "t", "r", "s",
@@ -44,12 +45,13 @@ _GEOM_NAMES = (
     "gemm_m", "gemm_n", "gemm_k", "log2_gemm_m", "log2_gemm_n", "log2_gemm_k",
     "log2_flops", "log2_min_bytes", "arith_intensity", "sm_count",
 )
-_KNOB_NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages")
+_KNOB_NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages",
+               "TILE_W")
 _DERIVED_NAMES = (
     "tiles_m", "tiles_n", "k_steps", "k_steps_per_program", "programs", "log2_programs",
     "waves", "waves_ceil", "tail_frac", "wave_eff", "waste_m", "waste_n", "waste_k",
     "smem_bytes", "tile_mn", "tile_intensity", "log2_flops_per_program",
-    "log2_splitk_ws_bytes", "acc_per_thread",
+    "log2_splitk_ws_bytes", "acc_per_thread", "halo_ratio",
 )
 FEATURE_NAMES: tuple[str, ...] = (
     _GEOM_NAMES + tuple(f"fam_{f}" for f in FAMILY_NAMES) + _KNOB_NAMES + _DERIVED_NAMES
@@ -175,7 +177,7 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, :_N_GEOM] = geometry_vector(geom, device)
     d = _N_GEOM + _N_FAM + _N_KNOB
     out[:, _N_GEOM:d] = tab[:, :_T_KIND]
-    bm, bn, bk, _, split, _, stages = tab[:, _T_KNOB:_T_KIND].T
+    bm, bn, bk, _, split, _, stages, tile_w = tab[:, _T_KNOB:_T_KIND].T
     gemm, flat, direct, packed = tab[:, _T_KIND:_T_EXTRA].T
     bk_eff, tile_mn, tile_int, acc = tab[:, _T_EXTRA:].T
 
@@ -192,7 +194,18 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     run = cg + flat * (k_true - cg) + packed * (gpt - 1.0) * cg
     k_steps = (trs + flat * (1.0 - trs)) * np.ceil(run / bk_eff)
     k_padded = k_steps * bk_eff
-    tiles_m = np.ceil(m / bm)
+    # A program's pixels: a TILE_H x TILE_W block of one image, or a flat run of BLOCK_M
+    # pixels (about BLOCK_M / OW rows of up to OW pixels).
+    od, oh, ow = (float(v) for v in geom.out_spatial)
+    tiled = tile_w > 0
+    tw = np.where(tiled, tile_w, np.minimum(bm, ow))
+    th = np.where(tiled, bm / np.maximum(tile_w, 1.0), np.ceil(bm / ow))
+    tiles_m = np.where(tiled, geom.n * od * np.ceil(oh / th) * np.ceil(ow / tw), np.ceil(m / bm))
+    # Input pixels a program reads per output pixel it writes (halo of the filter window).
+    (_, st_h, st_w), (_, dl_h, dl_w) = geom.stride, geom.dilation
+    span_h = (th - 1) * st_h + (geom.r - 1) * dl_h + 1
+    span_w = (tw - 1) * st_w + (geom.s - 1) * dl_w + 1
+    halo = span_h * span_w / (th * tw)
     tiles_n = np.where(packed > 0, np.ceil(g / gpt), np.ceil(np.maximum(n_dim, 1.0) / bn))
     programs = tiles_m * tiles_n * groups * split
     sms = float(max(device.sm_count, 1))
@@ -209,7 +222,7 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, d + 7] = waves_ceil
     out[:, d + 8] = (programs % sms) / sms
     out[:, d + 9] = waves / np.maximum(waves_ceil, 1.0)
-    out[:, d + 10] = tiles_m * bm / m - 1.0
+    out[:, d + 10] = tiles_m * bm / m - 1.0  # padding waste of the pixel tiles
     out[:, d + 11] = tiles_n * bn / np.maximum(n_dim, 1.0) - 1.0
     out[:, d + 12] = k_padded / k_true - 1.0
     out[:, d + 13] = (1.0 - direct) * stages * (bm + bn) * bk * float(geom.elem_bytes)
@@ -218,6 +231,7 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, d + 16] = np.log2(np.maximum(2.0 * tile_mn * k_padded / split, 1.0))
     out[:, d + 17] = np.where(split > 1, np.log2(np.maximum(split * m * geom.k * 4.0, 1.0)), 0.0)
     out[:, d + 18] = acc
+    out[:, d + 19] = halo
     return out.astype(np.float32)
 
 

@@ -24,6 +24,8 @@ _GEMM_TILES = ((32, 32, 32, 4, 3), (64, 64, 32, 4, 4), (64, 128, 64, 4, 3),
                (128, 64, 32, 4, 4), (128, 128, 32, 8, 4), (128, 128, 64, 8, 3),
                (256, 64, 32, 8, 4), (64, 32, 64, 4, 3))
 _DIRECT_TILES = ((16, 64, 2), (32, 32, 2), (64, 64, 4), (128, 32, 4))
+# (TILE_H, TILE_W, BLOCK_N, num_warps) of depthwise's 2D pixel blocks.
+_DEPTHWISE_TILES = ((1, 32, 32, 2), (4, 8, 32, 2), (8, 8, 64, 4), (4, 16, 64, 8))
 _PACKED_TILES = ((64, 32, 32, 4, 3), (128, 64, 32, 4, 3), (128, 64, 64, 8, 3),
                  (256, 128, 64, 8, 3))
 
@@ -46,6 +48,10 @@ def builtin_candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate
             out += [Candidate("grouped_packed", Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                                        num_warps=wp, num_stages=st))
                     for bm, bn, bk, wp, st in _PACKED_TILES if bn >= geom.kg]
+        if geom.cg == 1:
+            out += [Candidate("depthwise", Config(BLOCK_M=th * tw, TILE_W=tw, BLOCK_N=bn,
+                                                  num_warps=wp, num_stages=1))
+                    for th, tw, bn, wp in _DEPTHWISE_TILES]
         if geom.cg <= 16:
             out += [Candidate("grouped_direct", Config(BLOCK_M=bm, BLOCK_N=bn, num_warps=wp,
                                                        num_stages=1))
@@ -63,11 +69,21 @@ def synthetic_latency_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec
     sms = max(device.sm_count, 1)
     bw = 3.0e6  # bytes per microsecond (3 TB/s)
     mem_us = geom.min_bytes / bw
-    if cand.family == "grouped_direct":
-        programs = math.ceil(geom.gemm_m / cfg["BLOCK_M"]) * math.ceil(geom.k / cfg["BLOCK_N"])
+    if cand.family in ("grouped_direct", "depthwise"):
+        # 2D pixel blocks re-read less of the filter's halo: less traffic than flat runs.
+        _, oh, ow = geom.out_spatial
+        tw = cfg.get("TILE_W", 0)
+        if tw:
+            th = cfg["BLOCK_M"] // tw
+            m_tiles = geom.n * geom.out_spatial[0] * math.ceil(oh / th) * math.ceil(ow / tw)
+            traffic = 1.0 + 0.4 * (geom.r - 1) / th
+        else:
+            m_tiles = math.ceil(geom.gemm_m / cfg["BLOCK_M"])
+            traffic = 1.3 + 0.4 * (geom.r - 1)
+        programs = m_tiles * math.ceil(geom.k / cfg["BLOCK_N"])
         waves = math.ceil(programs / sms)
         per_prog = cfg["BLOCK_M"] * cfg["BLOCK_N"] * geom.gemm_k * 2 / (4.0e5 * cfg["num_warps"])
-        return 3.0 + max(waves * per_prog, mem_us * 1.3)
+        return 3.0 + max(waves * per_prog, mem_us * traffic)
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     split = cfg.get("SPLIT_K", 1)
     if cand.family == "stem":

@@ -10,9 +10,10 @@ import torch
 from .device import DeviceSpec
 from .geometry import ConvGeometry
 
-# Keys a config may hold. Block sizes are Triton constexprs; the last two are
-# launch options.
-CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages")
+# Keys a config may hold. Block sizes are Triton constexprs (TILE_W: width of a 2D
+# pixel tile of BLOCK_M pixels); the last two are launch options.
+CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TILE_W", "num_warps",
+               "num_stages")
 
 ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "relu6": 2, "gelu": 3, "silu": 4}
 

@@ -23,6 +23,22 @@ def split_rows(offs_m, OD, OH, OW):
 
 
 @triton.jit
+def pixel_block(pid_m, OD, OH, OW, TILES_H, TILES_W, TILE_H: tl.constexpr, TILE_W: tl.constexpr):
+    """2D pixel tile ``pid_m`` -> (n, od) of its image and depth, (oh, ow) of its
+    TILE_H x TILE_W pixels, and which of them lie inside the output."""
+    tw_id = pid_m % TILES_W
+    rest = pid_m // TILES_W
+    th_id = rest % TILES_H
+    rest = rest // TILES_H
+    od = rest % OD
+    n = rest // OD
+    offs = tl.arange(0, TILE_H * TILE_W)
+    oh = th_id * TILE_H + offs // TILE_W
+    ow = tw_id * TILE_W + offs % TILE_W
+    return n, od, oh, ow, (oh < OH) & (ow < OW)
+
+
+@triton.jit
 def tap_step(it, c_blocks, R, S, m_mask, D, H, W, x_row, id0, ih0, iw0, dld, dlh, dlw,
              sxd, sxh, sxw, w_col, swt, swr, sws):
     """Step ``it`` of a flattened (t, r, s, channel block) reduction loop -> the channel
@@ -94,6 +110,12 @@ def tile_ids(pid, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     pid_m = first_m + (pid % width) % size_m
     pid_n = (pid % width) // size_m
     return pid_m, pid_n
+
+
+def pixel_tiles(geom, tile_h: int, tile_w: int) -> tuple[int, int]:
+    """(tiles along OH, tiles along OW) of one image and output depth."""
+    _, oh, ow = geom.out_spatial
+    return triton.cdiv(oh, tile_h), triton.cdiv(ow, tile_w)
 
 
 def strides5(t) -> tuple[int, int, int, int, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .base import KernelFamily
+from .depthwise import DepthwiseFamily
 from .grouped_direct import GroupedDirectFamily
 from .grouped_gemm import GroupedGemmFamily
 from .grouped_packed import GroupedPackedFamily
@@ -16,6 +17,7 @@ FAMILIES: list[KernelFamily] = [
     PointwiseFamily(),
     GroupedGemmFamily(),
     GroupedPackedFamily(),
+    DepthwiseFamily(),
     GroupedDirectFamily(),
     StemFamily(),
     SplitKFamily(),

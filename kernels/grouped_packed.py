@@ -9,6 +9,11 @@ where an input channel and an output channel belong to different groups),
 built by a masked load. The zeros cost matrix-unit work, but these layers are
 bound by memory traffic, not arithmetic.
 
+With TILE_W set, a program's BLOCK_M pixels are a TILE_H x TILE_W block of one
+image instead of a flat run: with unpipelined (num_stages=1) loads, which go
+through L1, the nine taps of a 3x3 filter then re-read a small halo from L1
+instead of the whole tile from L2 once per tap.
+
 Because the zeros are multiplied, an Inf or NaN in one group's input turns
 the same pixel's outputs of the other groups in the tile into NaN (torch
 keeps them finite); finite inputs give exact group isolation.
@@ -24,6 +29,8 @@ from .common import (
     dot_precision,
     needs_int64,
     out_args,
+    pixel_block,
+    pixel_tiles,
     split_rows,
     store_tile,
     strides5,
@@ -36,7 +43,7 @@ from .launcher import launch_kernel
 # Spatial sizes, strides, pads and the loop length vary per layer without
 # changing the code; channel counts (C, K, CG, KG) stay specialised because
 # their divisibility proves the channel-run offsets 16-byte aligned.
-_RUNTIME_INTS = ["M", "D", "H", "W", "OD", "OH", "OW", "R", "S",
+_RUNTIME_INTS = ["M", "D", "H", "W", "OD", "OH", "OW", "R", "S", "TILES_H", "TILES_W",
                  "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw", "K_ITERS"]
 
 
@@ -44,13 +51,14 @@ _RUNTIME_INTS = ["M", "D", "H", "W", "OD", "OH", "OW", "R", "S",
 def packed_kernel(
     x_ptr, w_ptr, out_ptr, syn, syc, syd, syh, syw,
     bias_ptr, res_ptr, srn, src, srd, srh, srw,
-    M, C, K, D, H, W, OD, OH, OW, R, S,
+    M, C, K, D, H, W, OD, OH, OW, R, S, TILES_H, TILES_W,
     std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
     sxn, sxc, sxd, sxh, sxw, swk, swc, swt, swr, sws,
     K_ITERS,
     CG: tl.constexpr, KG: tl.constexpr, GPT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    EVEN_C: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
+    TILE_W: tl.constexpr, EVEN_C: tl.constexpr,
+    ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
     PREC: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr,
 ):
     CRUN: tl.constexpr = GPT * CG  # input channels of the tile's groups
@@ -62,13 +70,17 @@ def packed_kernel(
     # of the same pixels, which then share cache lines in L2.
     pid_m = pid // num_n
     pid_n = pid % num_n
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    if TILE_W == 0:
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        m_mask = offs_m < M
+        n, od, oh, ow = split_rows(offs_m, OD, OH, OW)
+    else:
+        n, od, oh, ow, m_mask = pixel_block(pid_m, OD, OH, OW, TILES_H, TILES_W,
+                                            BLOCK_M // TILE_W, TILE_W)
     cols = tl.arange(0, BLOCK_N)
-    m_mask = offs_m < M
     k_glob = pid_n * KRUN + cols
     k_mask = (cols < KRUN) & (k_glob < K)
     k_grp = cols // KG  # group of each column, relative to the tile
-    n, od, oh, ow = split_rows(offs_m, OD, OH, OW)
     id0 = od * std - pdd
     ih0 = oh * sth - pdh
     iw0 = ow * stw - pdw
@@ -126,13 +138,20 @@ def launch_packed(call: ConvCall, cfg: Config) -> None:
         raise ValueError(f"BLOCK_N={bn} is smaller than the {g.kg} output channels a group")
     crun = channel_run(g, bn)
     iters = g.t * g.r * g.s * triton.cdiv(crun, bk)
-    grid = (triton.cdiv(g.gemm_m, bm) * triton.cdiv(g.g, gpt),)
+    tw = cfg.get("TILE_W", 0)
+    if tw:
+        tiles_h, tiles_w = pixel_tiles(g, bm // tw, tw)
+        pixel_programs = g.n * g.out_spatial[0] * tiles_h * tiles_w
+    else:
+        tiles_h = tiles_w = 1
+        pixel_programs = triton.cdiv(g.gemm_m, bm)
+    grid = (pixel_programs * triton.cdiv(g.g, gpt),)
     launch_kernel(packed_kernel, grid,
         call.x, call.w, *out_args(call),
-        g.gemm_m, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.r, g.s,
+        g.gemm_m, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.r, g.s, tiles_h, tiles_w,
         *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),
         iters,
-        CG=g.cg, KG=g.kg, GPT=gpt, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+        CG=g.cg, KG=g.kg, GPT=gpt, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, TILE_W=tw,
         EVEN_C=crun % bk == 0 and g.g % gpt == 0, ACT=call.activation,
         HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
         PREC=dot_precision(call), UPCAST=upcast_dot(call), INT64=needs_int64(call),
@@ -153,6 +172,16 @@ PACKED_TILES = (
     (256, 64, 64, 8, 3),
 )
 
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages, TILE_W): 2D pixel blocks
+# (8x8, 8x16, 16x8, 16x16) read through L1 (unpipelined) or double-buffered.
+PACKED_2D_TILES = (
+    (64, 16, 16, 4, 1, 8), (64, 32, 32, 4, 1, 8), (64, 64, 64, 4, 1, 8),
+    (128, 16, 16, 4, 1, 16), (128, 16, 16, 4, 1, 8), (128, 32, 32, 4, 1, 16),
+    (128, 32, 32, 8, 1, 16), (128, 32, 32, 4, 1, 8), (128, 64, 64, 8, 1, 16),
+    (256, 16, 16, 8, 1, 16), (256, 32, 32, 8, 1, 16),
+    (128, 16, 16, 4, 2, 16), (128, 32, 32, 4, 2, 16), (128, 64, 64, 8, 2, 16),
+)
+
 MAX_CG = 32  # wider groups fill a matrix-unit tile on their own: grouped_gemm
 MAX_KG = 64
 # A tile of P groups does P times the useful matrix work; on an H100 (4 channels a
@@ -164,7 +193,9 @@ class GroupedPackedFamily(KernelFamily):
     name = "grouped_packed"
     summary = "block-diagonal implicit GEMM packing several small groups into one tile"
     configs = tuple(Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp, num_stages=st)
-                    for bm, bn, bk, wp, st in PACKED_TILES)
+                    for bm, bn, bk, wp, st in PACKED_TILES) + tuple(
+        Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp, num_stages=st, TILE_W=tw)
+        for bm, bn, bk, wp, st, tw in PACKED_2D_TILES)
 
     def supports(self, geom) -> str | None:
         if geom.g == 1:
@@ -190,6 +221,10 @@ class GroupedPackedFamily(KernelFamily):
         gpt = groups_per_tile(geom, bn)
         if not tile_fits(bm, geom.gemm_m, 32):
             return f"BLOCK_M={bm} exceeds the {geom.gemm_m} output pixels"
+        tw = cfg.get("TILE_W", 0)
+        _, oh, ow = geom.out_spatial
+        if tw and (tw > max(8, next_pow2(ow)) or bm // tw > max(8, next_pow2(oh))):
+            return f"a {bm // tw}x{tw} pixel block exceeds the {oh}x{ow} output"
         if not tile_fits(bn, geom.k, 16):
             return f"BLOCK_N={bn} exceeds the {geom.k} output channels"
         if gpt >= 1 and 4 * gpt * geom.kg < 3 * bn:

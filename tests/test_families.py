@@ -39,6 +39,15 @@ CASES = [
                          dilation=(1, 2, 2), pad_hi=(0, 1, 1))),
     ("grouped_direct", G(n=1, c=8, k=8, g=8, d=3, h=4, w=4, t=3, r=3, s=3, pad=(1, 1, 1),
                          dims=3)),
+    ("grouped_direct", G(n=1, c=15, k=18, g=3, h=7, w=6, r=3, s=3, stride=(1, 2, 2),
+                         pad=(0, 1, 1), layout="contiguous")),  # 5 -> 6 a group, padded
+    ("depthwise", G(n=2, c=24, k=24, g=24, h=9, w=11, r=3, s=3, pad=(0, 1, 1))),
+    ("depthwise", G(n=1, c=16, k=32, g=16, h=9, w=7, r=5, s=5, stride=(1, 2, 2),
+                    pad=(0, 2, 2), layout="contiguous")),  # multiplier 2
+    ("depthwise", G(n=2, c=16, k=16, g=16, h=9, w=8, r=3, s=3, dilation=(1, 2, 1),
+                    pad=(0, 2, 1))),
+    ("depthwise", G(n=1, c=8, k=8, g=8, d=3, h=5, w=4, t=3, r=3, s=3, pad=(1, 1, 1),
+                    dims=3)),
     ("stem", G(n=1, c=3, k=32, h=15, w=15, r=7, s=7, stride=(1, 2, 2), pad=(0, 3, 3))),
     ("stem", G(n=2, c=4, k=16, h=8, w=8, r=3, s=3, pad=(0, 1, 1), layout="contiguous")),
     ("stem", G(n=1, c=3, k=16, d=4, h=8, w=8, t=3, r=7, s=7, stride=(1, 2, 2),
@@ -103,6 +112,8 @@ TINY = {
                      for c in (16, 32, 64) for k in (16, 32, 64, 128) for h in (4, 16)],
     "grouped_direct": [G(n=1, c=k, k=k, g=k, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
                        for k in (16, 32, 128, 256) for h in (2, 4, 8, 16)],
+    "depthwise": [G(n=1, c=k, k=k, g=k, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
+                  for k in (16, 32, 64, 128) for h in (4, 8, 16, 32)],
     "stem": [G(n=1, c=3, k=k, h=h, w=h, r=r, s=r, pad=(0, 1, 1))
              for k in (32, 64, 128) for h in (6, 16) for r in (3, 5)],
     "splitk": [G(n=1, c=c, k=k, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
@@ -128,6 +139,28 @@ def test_every_config_runs(family, monkeypatch):
         assert err < 1e-5, f"{family}:{cfg} rel err {err:.2e}"
 
 
+@pytest.mark.slow
+def test_grouped_direct_every_config_runs_on_groups(monkeypatch):
+    """grouped_direct's grouped path (2..16 channels a group, padded to powers of two
+    in the program) for every config that can hold a group."""
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    fam = registry.family("grouped_direct")
+    shapes = [G(n=1, c=4 * g, k=kg * g, g=g, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
+              for kg in (4, 3) for g in (8, 64) for h in (4, 16)]
+    ran = 0
+    for cfg in fam.configs:
+        geom = next((g for g in shapes if fam.feasible(g, cfg, INTERPRETER) is None), None)
+        if geom is None:
+            continue
+        x, w, b = tensors_for(geom, bias=False)
+        out = poisoned_out(geom, x)
+        run_candidate(Candidate("grouped_direct", cfg), x, w, None, geom, out=out)
+        err = rel_err(out, reference(geom, x, w))
+        assert err < 1e-5, f"grouped_direct:{cfg} on {geom.describe()}: rel err {err:.2e}"
+        ran += 1
+    assert ran >= len(fam.configs) // 2
+
+
 def test_float32_follows_cudnn_allow_tf32(monkeypatch):
     """The matrix-unit precision follows torch's conv flag (the interpreter computes
     both exactly, so the numeric difference is checked in the GPU tests)."""
@@ -151,13 +184,15 @@ def test_families_have_configs_and_rules():
 
 def test_int64_offsets_path_is_correct(monkeypatch):
     monkeypatch.setattr(common, "needs_int64", lambda call: True)
-    for family, geom in CASES[:1] + CASES[5:6] + CASES[10:11] + CASES[14:15] + CASES[17:18]:
+    for family, geom in CASES[:1] + CASES[5:6] + CASES[10:11] + CASES[14:16] + CASES[19:20] \
+            + CASES[22:23]:
+        import convdispatch.kernels.depthwise as dw
         import convdispatch.kernels.grouped_direct as gd
         import convdispatch.kernels.implicit_gemm as ig
         import convdispatch.kernels.pointwise as pw
         import convdispatch.kernels.splitk as sk
         import convdispatch.kernels.stem as st
-        for mod in (gd, ig, pw, sk, st):
+        for mod in (dw, gd, ig, pw, sk, st):
             monkeypatch.setattr(mod, "needs_int64", lambda call: True)
         _check(_first(family, geom), geom)
 

@@ -20,9 +20,12 @@ FAMILY = registry.family("grouped_packed")
 H100 = lookup("h100")
 
 
-def cfg(bm: int, bn: int, bk: int, warps: int = 4, stages: int = 3) -> Config:
-    """A config of the family's space (run_candidate refuses others)."""
-    return Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=stages)
+def cfg(bm: int, bn: int, bk: int, warps: int = 4, stages: int = 3, tile_w: int = 0) -> Config:
+    """A config of the family's space (run_candidate refuses others); tile_w > 0: a
+    (bm // tile_w) x tile_w pixel block."""
+    extra = {"TILE_W": tile_w} if tile_w else {}
+    return Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=stages,
+                  **extra)
 
 
 def check(geom: ConvGeometry, config: Config, *, activation=None, with_residual=False,
@@ -76,6 +79,14 @@ CASES = [
      cfg(64, 16, 16)),
     (G(n=1, c=16, k=32, g=8, d=4, h=5, w=4, t=3, r=1, s=3, stride=(2, 1, 2),
        pad=(1, 0, 1), dims=3, layout="contiguous"), cfg(128, 32, 16, 4, 4)),
+    # 2D pixel blocks: partial blocks at the right and bottom edges, batch and depth
+    # boundaries inside the grid, strides, a masked channel run.
+    (G(n=2, c=16, k=16, g=4, h=11, w=10, r=3, s=3, pad=(0, 1, 1)), cfg(64, 16, 16, 4, 1, 8)),
+    (G(n=1, c=32, k=32, g=4, h=12, w=20, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+       layout="contiguous"), cfg(128, 32, 32, 4, 1, 16)),
+    (G(n=1, c=14, k=21, g=7, h=9, w=9, r=3, s=3, pad=(0, 1, 1)), cfg(128, 32, 32, 4, 2, 16)),
+    (G(n=1, c=16, k=16, g=4, d=3, h=6, w=9, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+     cfg(64, 16, 16, 4, 1, 8)),
 ]
 
 
@@ -123,6 +134,7 @@ def test_int64_offsets_path(monkeypatch):
     monkeypatch.setattr(gp, "needs_int64", lambda call: True)
     geom = G(n=1, c=20, k=20, g=5, h=5, w=5, r=3, s=3, pad=(0, 1, 1))
     check(geom, cfg(64, 16, 16), with_residual=True, activation="relu")
+    check(geom, cfg(64, 16, 16, 4, 1, 8), with_residual=True, activation="relu")
 
 
 # Tiny shapes, one of which makes any config of the space feasible.
@@ -142,7 +154,7 @@ def test_every_config_runs(monkeypatch):
 def test_space_is_declared_and_registered():
     names = [f.name for f in registry.families()]
     assert names.index("grouped_packed") == names.index("grouped_gemm") + 1
-    assert 12 <= len(FAMILY.configs) <= 20 and len(set(FAMILY.configs)) == len(FAMILY.configs)
+    assert 26 <= len(FAMILY.configs) <= 40 and len(set(FAMILY.configs)) == len(FAMILY.configs)
     for c in FAMILY.configs:
         assert min(c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]) >= 16, c  # tl.dot's minimum
 

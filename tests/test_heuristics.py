@@ -88,7 +88,11 @@ def _programs(geom: ConvGeometry, cand: Candidate) -> int:
     cdiv = lambda a, b: -(-a // b)
     c = cand.config
     m = cdiv(geom.gemm_m, c["BLOCK_M"])
-    if cand.family == "grouped_direct":
+    if "TILE_W" in c:  # 2D pixel blocks of one image and output depth
+        od, oh, ow = geom.out_spatial
+        tw = c["TILE_W"]
+        m = geom.n * od * cdiv(oh, c["BLOCK_M"] // tw) * cdiv(ow, tw)
+    if cand.family in ("grouped_direct", "depthwise"):
         return m * cdiv(geom.k, c["BLOCK_N"])
     if cand.family == "grouped_packed":
         return m * cdiv(geom.g, min(c["BLOCK_N"] // geom.kg, geom.g))

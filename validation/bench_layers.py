@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from ..data.problems import Problem, load_set
-from ..dispatcher import CACHE, conv2d, conv3d, decide, run_candidate
+from ..dispatcher import CACHE, conv2d, conv3d, decide, run_candidate, set_chooser
 from ..kernels.device import spec_of
 
 SUITES = {
@@ -175,7 +175,8 @@ def summary_md(rows: list[dict], env: dict) -> str:
              "Latencies are CUDA-graph replays (device time); eager times, host overhead "
              "included, are in bench.csv. cuDNN runs with torch.backends.cudnn.benchmark=True.",
              "", f"Device: {env['gpu']}; torch {env['torch']}, triton {env['triton']}, "
-             f"CUDA {env['cuda']}; {env['date']}.", f"Command: `{env['command']}`", "",
+             f"CUDA {env['cuda']}; {env['date']}; chooser: {env.get('chooser', 'model')}.",
+             f"Command: `{env['command']}`", "",
              "| category | layers | geomean vs cuDNN | min vs cuDNN | geomean best-of-top-k |",
              "|---|---|---|---|---|"]
     for cat in ("dense", "grouped", "depthwise"):
@@ -210,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topk", type=int, default=1)
     ap.add_argument("--rep-ms", type=int, default=40)
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--chooser", choices=("model", "rule"), default="model",
+                    help="who picks the kernel: the shipped model (default) or the rules")
     a = ap.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("bench_layers needs a CUDA GPU")
@@ -222,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
 
     env = environment(a.suite, a.dtype, "python -m convdispatch.validation.bench_layers "
                       + " ".join(sys.argv[1:] if argv is None else argv))
+    set_chooser(a.chooser)
+    env["chooser"] = a.chooser
     CACHE.clear()
     torch.backends.cudnn.benchmark = True  # the baseline is cuDNN's best algorithm
     rows = run(problems, a.topk, a.rep_ms, lambda m: print(m, flush=True))

@@ -1,0 +1,100 @@
+"""Where the memory-bound families lose time: profiling targets and roofline probes.
+
+    python3 validation/gpu/probe.py profile TARGET   # one conv between cudaProfilerStart/Stop
+    python3 validation/gpu/probe.py time             # roofline probes, printed as a table
+
+``profile`` is meant for ``ncu --profile-from-start off``: inputs are made and
+every kernel compiled (and cuDNN's algorithm picked) before the profiled window,
+which holds exactly one launch of the target. ``time`` measures, with the
+sweep's timer, the layers' chosen kernels next to what bounds them: a copy of
+the input (read + write the same bytes), the same kernel with a 1x1 filter
+(no halo), and cuDNN.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+import torch
+from convdispatch.data.problems import load_problems
+from convdispatch.dispatcher import run_candidate
+from convdispatch.kernels.base import Candidate
+from convdispatch.validation.inputs import make_inputs, seed_of
+from convdispatch.validation.timing import CudaTimer, TimingSettings, candidate_fn, cudnn_fn
+
+DW = "mobilenet_v2/features.3.conv.1.0/n32/float16"
+GRP = "resnext50_32x4d/layer1.0.conv2/n32/float16"
+DENSE = "resnet50/layer4.1.conv2/n32/float16"
+TARGETS = {
+    "dw_ours": (DW, "depthwise:BLOCK_M=64;BLOCK_N=32;TILE_W=16;num_stages=1;num_warps=2"),
+    "dw_direct": (DW, "grouped_direct:BLOCK_M=128;BLOCK_N=16;num_stages=1;num_warps=4"),
+    "dw_small": (DW, "depthwise:BLOCK_M=16;BLOCK_N=16;TILE_W=8;num_stages=1;num_warps=2"),
+    "dw_cudnn": (DW, None),
+    "grp_ours": (GRP, "grouped_packed:BLOCK_K=16;BLOCK_M=128;BLOCK_N=16;num_stages=3;num_warps=4"),
+    "grp_fma": (GRP, "grouped_direct:BLOCK_M=32;BLOCK_N=128;num_stages=1;num_warps=4"),
+    "grp_fma_small": (GRP, "grouped_direct:BLOCK_M=16;BLOCK_N=64;num_stages=1;num_warps=2"),
+    "grp_cudnn": (GRP, None),
+    "dense_ours": (DENSE, "implicit_gemm:BLOCK_K=128;BLOCK_M=128;BLOCK_N=64;GROUP_M=8;"
+                          "num_stages=3;num_warps=8"),
+    "dense_cudnn": (DENSE, None),
+}
+
+
+def problem(pid: str):
+    set_name = pid.split("/")[0]
+    return next(p for p in load_problems(set_name) if p.id == pid)
+
+
+def runner(geom, cand_id: str | None, seed: int):
+    """The sweep's closures: cuDNN (cand_id None) or a forced candidate."""
+    x, w, b = make_inputs(geom, "cuda", seed)
+    if cand_id is None:
+        return cudnn_fn(geom, x, w, b)
+    cand = Candidate.parse(cand_id)
+    return candidate_fn(cand, x, w, b, geom, run_candidate(cand, x, w, b, geom))
+
+
+def profile(target: str) -> None:
+    pid, cand = TARGETS[target]
+    fn = runner(problem(pid).geom, cand, seed_of(pid))
+    for _ in range(5):  # compile, pick cuDNN's algorithm, warm the caches' state
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    fn()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+
+
+def probe_rows():
+    timer = CudaTimer(TimingSettings(warmup_ms=5, rep_ms=20))
+    for target, (pid, cand) in TARGETS.items():
+        p = problem(pid)
+        g = p.geom
+        (us, _, _), _ = timer.measure(runner(g, cand, seed_of(pid)))
+        yield target, us, g.min_bytes / us / 1e3, g.flops / us / 1e6
+        if target.endswith("_cudnn"):
+            x, _, _ = make_inputs(g, "cuda", 0)
+            (us, _, _), _ = timer.measure(lambda x=x: x.clone(memory_format=torch.preserve_format))
+            yield f"{target[:-6]}_copy_input", us, 2 * x.numel() * x.element_size() / us / 1e3, 0.0
+        elif g.g > 1:
+            one = dataclasses.replace(g, r=1, s=1, pad=(0, 0, 0), pad_hi=None,
+                                      h=g.out_spatial[1], w=g.out_spatial[2], stride=(1, 1, 1))
+            (us, _, _), _ = timer.measure(runner(one, cand, 1))
+            yield f"{target}_1x1", us, one.min_bytes / us / 1e3, one.flops / us / 1e6
+
+
+def main(argv: list[str]) -> int:
+    torch.backends.cudnn.benchmark = True
+    if argv[:1] == ["profile"]:
+        profile(argv[1])
+        return 0
+    print("| probe | us | GB/s (min bytes) | TFLOP/s |\n|---|---|---|---|")
+    for name, us, gbps, tflops in probe_rows():
+        print(f"| {name} | {us:.1f} | {gbps:.0f} | {tflops:.1f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
