@@ -87,20 +87,33 @@ def packed_estimate_us(geom: ConvGeometry, cand: Candidate) -> float:
 
 
 class RuleChooser:
-    """Family by shape rules, config by a waves-and-tiles estimate."""
+    """Family by shape rules; config by the family's measured config order
+    (dispatcher/rule_order.json), then by a waves-and-tiles estimate."""
 
     name = "rule"
-    identity = "rule-v1"
+    identity = "rule-v2"
 
     def choose(self, geom: ConvGeometry, cands: list[Candidate], device: DeviceSpec) -> Decision:
+        from .rule_order import config_order
+
         if not cands:
             raise RuntimeError(f"no kernel family supports {geom.describe()}")
         order, why = preferred_families(geom, device)
         rank_of = {f: i for i, f in enumerate(order)}
-        scored = [(c, estimate_us(geom, c, device)) for c in cands]
-        scored.sort(key=lambda cs: (rank_of.get(cs[0].family, len(order)), cs[1], cs[0].id))
+        cfg_rank = config_order()
+        unlisted = len(next(iter(cfg_rank.values()), ()))
+
+        def key(cs):
+            cand, est = cs
+            listed = cfg_rank.get(cand.family, {}).get(str(cand.config), unlisted)
+            return rank_of.get(cand.family, len(order)), listed, est, cand.id
+
+        scored = sorted(((c, estimate_us(geom, c, device)) for c in cands), key=key)
         best = scored[0][0]
-        reason = f"rule: {why}; config with the fewest estimated waves of padded tiles"
+        how = ("the family's best-ranked config in the measured order"
+               if str(best.config) in cfg_rank.get(best.family, {})
+               else "the config with the fewest estimated waves of padded tiles")
+        reason = f"rule: {why}; {how}"
         if best.family != order[0]:
             reason = f"rule: {why}, but {order[0]} has no feasible config; took {best.family}"
         return Decision(best, reason, self.name, tuple(scored))

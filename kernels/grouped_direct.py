@@ -148,7 +148,7 @@ def grouped_fma_kernel(
 MAX_TAPS = 125  # filter taps unrolled at compile time (5x5x5)
 # Products a thread holds per tap in grouped_fma_kernel ([BLOCK_M, GPB, KGP, CGP]
 # spread over the program's threads); more would spill registers.
-MAX_PRODUCTS_PER_THREAD = 128
+MAX_PRODUCTS_PER_THREAD = 64
 
 # (BLOCK_M output pixels, BLOCK_N output channels, num_warps)
 DIRECT_TILES = (

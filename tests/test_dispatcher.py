@@ -387,3 +387,43 @@ def test_threads_load_the_shipped_model_once(monkeypatch):
     assert {(r.chooser, str(r.candidate)) for r in results} == {
         (results[0].chooser, str(results[0].candidate))}
     assert results[0].chooser == "model"
+
+
+def test_rule_order_is_built_from_sweeps_and_names_real_configs(tmp_path):
+    """The shipped config order holds only configs of the registry's spaces, and
+    build_order ranks a family's configs by their efficiency inside the family."""
+    from convdispatch.dispatcher import rule_order
+    from convdispatch.heuristics.synthetic import synthetic_sweep
+    from convdispatch.kernels.base import Config
+
+    shipped = rule_order.config_order()
+    assert shipped, "dispatcher/rule_order.json is missing"
+    for fam, cfgs in shipped.items():
+        space = {str(c) for c in registry.family(fam).configs}
+        assert set(cfgs) <= space, f"{fam}: configs outside its space"
+    csv = tmp_path / "s.csv"
+    df = synthetic_sweep(n_problems=14, seed=3, fail_rate=0.0)
+    df.to_csv(csv, index=False)
+    order = rule_order.build_order([str(csv)])["families"]
+    ok = df[df["family"] == "implicit_gemm"].copy()
+    ok["eff"] = ok.groupby("problem_id")["latency_us"].transform("min") / ok["latency_us"]
+    geo = ok.groupby("config")["eff"].apply(lambda s: float(s.prod() ** (1 / len(s))))
+    assert order["implicit_gemm"][0] == geo.idxmax()
+    Config.parse(order["implicit_gemm"][0])
+
+
+def test_rule_chooser_takes_the_first_listed_config_of_its_family(monkeypatch):
+    from convdispatch.dispatcher import rule_order
+    from convdispatch.dispatcher.choosers import RuleChooser
+    from convdispatch.kernels.device import lookup
+
+    h100 = lookup("h100")
+    geom = ConvGeometry(n=8, c=64, k=64, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
+    cands = [c for c in registry.candidates(geom, h100) if c.family == "implicit_gemm"]
+    want = cands[len(cands) // 2]
+    monkeypatch.setattr(rule_order, "config_order",
+                        lambda: {"implicit_gemm": {str(want.config): 0}})
+    dec = RuleChooser().choose(geom, cands, h100)
+    assert dec.candidate == want and "measured order" in dec.reason
+    monkeypatch.setattr(rule_order, "config_order", lambda: {})
+    assert "estimated waves" in RuleChooser().choose(geom, cands, h100).reason

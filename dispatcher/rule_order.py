@@ -1,0 +1,71 @@
+"""The rule chooser's config order per family, built from sweep CSVs (no model needed).
+
+For each family, configs are ranked by their geometric-mean efficiency inside the
+family (the family's best latency on a problem over the config's latency) across
+the sweep's problems; a config measured on fewer than 30% of the family's
+problems is left out. The rule chooser takes a family by its shape rules, then
+the first config of this order that is feasible; configs not in the order come
+after, by the analytic estimate. ``rule_order.json`` beside this file was built
+from the H100 *train* plan only, so holdout comparisons stay honest:
+
+    python -m convdispatch.dispatcher.rule_order data/sweeps/h100/train.csv
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from functools import cache
+from pathlib import Path
+
+ORDER_FILE = Path(__file__).with_name("rule_order.json")
+TOP = 12  # configs kept per family
+MIN_SHARE = 0.3
+
+
+def build_order(csvs: list[str]) -> dict:
+    """{"source": ..., "families": {family: [config text, ...]}} from sweep CSVs."""
+    import pandas as pd
+
+    from ..validation.sweep_csv import read_sweep
+
+    df = pd.concat([read_sweep(c) for c in csvs])
+    df = df[df["ok"] == 1]
+    best = df.groupby(["problem_id", "family"])["latency_us"].transform("min")
+    df = df.assign(log_eff=(best / df["latency_us"]).map(math.log))
+    families = {}
+    for fam, rows in df.groupby("family"):
+        problems = rows["problem_id"].nunique()
+        stats = rows.groupby("config")["log_eff"].agg(["mean", "size"])
+        stats = stats[stats["size"] >= MIN_SHARE * problems]
+        ranked = stats.sort_values(["mean"], ascending=False, kind="stable").index[:TOP]
+        families[str(fam)] = [str(c) for c in ranked]
+    return {"source": [str(Path(c).as_posix()) for c in csvs], "min_share": MIN_SHARE,
+            "families": dict(sorted(families.items()))}
+
+
+@cache
+def config_order() -> dict[str, dict[str, int]]:
+    """{family: {config text: rank}} from rule_order.json (empty if the file is missing)."""
+    try:
+        data = json.loads(ORDER_FILE.read_text())
+        return {fam: {cfg: i for i, cfg in enumerate(cfgs)}
+                for fam, cfgs in data["families"].items()}
+    except FileNotFoundError:
+        return {}
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise RuntimeError(f"{ORDER_FILE} is malformed: {e}") from None
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    ORDER_FILE.write_text(json.dumps(build_order(argv), indent=1) + "\n")
+    print(f"wrote {ORDER_FILE}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
