@@ -21,7 +21,7 @@ from ..kernels.geometry import DTYPES, ConvGeometry
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 FAMILY_NAMES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem", "splitk",
                 "grouped_packed", "depthwise")
@@ -53,8 +53,13 @@ _DERIVED_NAMES = (
     "smem_bytes", "tile_mn", "tile_intensity", "log2_flops_per_program",
     "log2_splitk_ws_bytes", "acc_per_thread", "halo_ratio",
 )
+# Channel alignment: the largest power of two (capped at _ALIGN_CAP) dividing C, K, C/g and
+# K/g. Odd channel counts lose vectorised loads, which changes which tile is fastest.
+_ALIGN_NAMES = ("align_c", "align_k", "align_cg", "align_kg")
+_ALIGN_CAP = 64
 FEATURE_NAMES: tuple[str, ...] = (
     _GEOM_NAMES + tuple(f"fam_{f}" for f in FAMILY_NAMES) + _KNOB_NAMES + _DERIVED_NAMES
+    + _ALIGN_NAMES
 )
 N_FEATURES = len(FEATURE_NAMES)
 _N_GEOM = len(_GEOM_NAMES)
@@ -67,6 +72,18 @@ _REQUIRED = {"gemm": ("BLOCK_M", "BLOCK_N", "BLOCK_K"), "flat": ("BLOCK_M", "BLO
 
 def _log2(x: float) -> float:
     return math.log2(max(x, 1))
+
+
+def _pow2_divisor(x: int) -> float:
+    """Largest power of two dividing ``x`` (>= 1), capped at ``_ALIGN_CAP``."""
+    x = max(int(x), 1)
+    return float(min(x & -x, _ALIGN_CAP))
+
+
+def alignment_vector(geom: ConvGeometry) -> np.ndarray:
+    """The ``_ALIGN_NAMES`` columns (candidate-independent, the last ones of a row)."""
+    return np.asarray([_pow2_divisor(v) for v in (geom.c, geom.k, geom.cg, geom.kg)],
+                      dtype=np.float64)
 
 
 def geometry_vector(geom: ConvGeometry, device: DeviceSpec) -> np.ndarray:
@@ -232,6 +249,7 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, d + 17] = np.where(split > 1, np.log2(np.maximum(split * m * geom.k * 4.0, 1.0)), 0.0)
     out[:, d + 18] = acc
     out[:, d + 19] = halo
+    out[:, d + 20:] = alignment_vector(geom)
     return out.astype(np.float32)
 
 
@@ -266,4 +284,5 @@ def sweep_feature_matrix(df, group_key: str, devices: dict) -> np.ndarray:
 
 
 __all__ = ["FAMILY_KIND", "FAMILY_NAMES", "FEATURE_NAMES", "N_FEATURES", "SCHEMA_VERSION",
-           "candidate_table", "feature_matrix", "geometry_vector", "sweep_feature_matrix"]
+           "alignment_vector", "candidate_table", "feature_matrix", "geometry_vector",
+           "sweep_feature_matrix"]

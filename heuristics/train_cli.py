@@ -35,6 +35,9 @@ def register(subparsers) -> None:
     p.add_argument("--max-depth", type=int, default=d.max_depth,
                    help="bounds the cost of a cold decision (default %(default)s)")
     p.add_argument("--min-data-in-leaf", type=int, default=d.min_data_in_leaf)
+    p.add_argument("--gain-doubling", type=float, default=d.gain_doubling,
+                   help="LambdaRank gain doubles every this many relevance grades "
+                        "(of 30); 0: linear gain (default %(default)s)")
     p.add_argument("--threads", type=int, default=d.num_threads,
                    help="LightGBM threads; fixed for reproducible models (default %(default)s)")
     p.add_argument("--seed", type=int, default=d.seed)
@@ -46,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     hp = HyperParams(n_estimators=args.n_estimators, learning_rate=args.learning_rate,
                      num_leaves=args.num_leaves, max_depth=args.max_depth,
                      min_data_in_leaf=args.min_data_in_leaf, seed=args.seed,
-                     num_threads=args.threads)
+                     num_threads=args.threads, gain_doubling=args.gain_doubling)
     log = (lambda _msg: None) if args.quiet else print
     sweeps = [path for group in args.sweeps for path in group]
     meta = train(sweeps, args.out, holdout_sets=args.holdout_sets, methods=args.methods,

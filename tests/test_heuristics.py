@@ -24,9 +24,11 @@ from convdispatch.heuristics.model_store import load_model
 from convdispatch.heuristics.synthetic import synthetic_problems, synthetic_sweep
 from convdispatch.heuristics.train import (
     METHODS,
+    N_GRADES,
     HyperParams,
     choose_method,
     cv_splits,
+    label_gain,
     train,
 )
 from convdispatch.heuristics.tree_model import ModelLoadError, parse_model
@@ -74,6 +76,8 @@ def test_feature_matrix_shape_values_and_row_independence(geom):
     assert np.isfinite(X).all()
     gcols = len(F.geometry_vector(geom, H100))
     assert (X[:, :gcols] == X[0, :gcols]).all(), "geometry columns are the same on every row"
+    acols = [F.FEATURE_NAMES.index(n) for n in ("align_c", "align_k", "align_cg", "align_kg")]
+    assert (X[:, acols] == F.alignment_vector(geom)).all()
     onehot = X[:, [F.FEATURE_NAMES.index(f"fam_{f}") for f in F.FAMILY_NAMES]]
     assert (onehot.sum(axis=1) == 1).all()
     # A candidate's row does not depend on which other candidates are scored with it.
@@ -81,6 +85,19 @@ def test_feature_matrix_shape_values_and_row_independence(geom):
     assert np.array_equal(F.feature_matrix(geom, [cands[i] for i in perm], H100), X[perm])
     for i in (0, len(cands) - 1):
         assert np.array_equal(F.feature_matrix(geom, [cands[i]], H100)[0], X[i])
+
+
+@pytest.mark.parametrize("c,k,g,want", [
+    (21, 823, 1, (1, 1, 1, 1)), (64, 96, 1, (64, 32, 64, 32)), (512, 256, 1, (64, 64, 64, 64)),
+    (128, 256, 32, (64, 64, 4, 8)), (96, 96, 96, (32, 32, 1, 1)), (3, 64, 1, (1, 64, 1, 64)),
+])
+def test_alignment_columns(c, k, g, want):
+    """Largest power of two dividing C, K, C/g, K/g, capped at 64; constant over candidates."""
+    geom = ConvGeometry(n=2, c=c, k=k, g=g, h=9, w=9, r=3, s=3, pad=(0, 1, 1))
+    assert tuple(F.alignment_vector(geom)) == want
+    X = F.feature_matrix(geom, registry.candidates(geom, H100), H100)
+    for name, v in zip(("align_c", "align_k", "align_cg", "align_kg"), want):
+        assert (X[:, F.FEATURE_NAMES.index(name)] == v).all()
 
 
 def _programs(geom: ConvGeometry, cand: Candidate) -> int:
@@ -267,6 +284,17 @@ def test_choose_method_ships_only_lightgbm():
     assert choose_method(cv, list(cv)) == "lgbm_lambdarank"
     with pytest.raises(ValueError, match="shipped"):
         choose_method(cv, ["sklearn_hgb"])
+
+
+def test_label_gain_linear_or_exponential():
+    assert label_gain(0) == list(range(N_GRADES))
+    gain = label_gain(HyperParams().gain_doubling)
+    assert len(gain) == N_GRADES and gain[0] == 0.0
+    assert all(b > a for a, b in zip(gain, gain[1:]))
+    assert gain[6] == pytest.approx(2 * gain[3] + 1), "gain + 1 doubles every 3 grades"
+    for bad in (-1.0, 0.5):
+        with pytest.raises(ValueError, match="gain_doubling"):
+            HyperParams(gain_doubling=bad).check()
 
 
 def test_train_rejects_bad_arguments(synthetic_csvs, tmp_path):
