@@ -108,8 +108,16 @@ def bench_graph(fn, rep_ms: int) -> float:
 
 
 def run(problems: list[Problem], topk: int, rep_ms: int, log) -> list[dict]:
+    """Rows of the layers measured; an interrupt (Ctrl-C, ``timeout -s INT``) keeps
+    the rows finished so far."""
     spec = spec_of(torch.device("cuda"))
-    return [measure(i, p, spec, topk, rep_ms, log) for i, p in enumerate(problems)]
+    rows: list[dict] = []
+    try:
+        for i, p in enumerate(problems):
+            rows.append(measure(i, p, spec, topk, rep_ms, log))
+    except KeyboardInterrupt:
+        log(f"interrupted after {len(rows)} of {len(problems)} layers; writing those")
+    return rows
 
 
 def measure(i: int, p: Problem, spec, topk: int, rep_ms: int, log) -> dict:
@@ -175,7 +183,9 @@ def summary_md(rows: list[dict], env: dict) -> str:
              "Latencies are CUDA-graph replays (device time); eager times, host overhead "
              "included, are in bench.csv. cuDNN runs with torch.backends.cudnn.benchmark=True.",
              "", f"Device: {env['gpu']}; torch {env['torch']}, triton {env['triton']}, "
-             f"CUDA {env['cuda']}; {env['date']}; chooser: {env.get('chooser', 'model')}.",
+             f"CUDA {env['cuda']}; {env['date']}; chooser: {env.get('chooser', 'model')}; "
+             f"layers measured: {env.get('layers', len(rows))}; measured bf16 matrix peak "
+             f"{env.get('bf16_peak_tflops', float('nan'))} TFLOP/s (8192^3 product).",
              f"Command: `{env['command']}`", "",
              "| category | layers | geomean vs cuDNN | min vs cuDNN | geomean best-of-top-k |",
              "|---|---|---|---|---|"]
@@ -185,22 +195,37 @@ def summary_md(rows: list[dict], env: dict) -> str:
             lines.append(f"| {cat} | {len(sel)} | {geomean(r['speedup_vs_cudnn'] for r in sel):.2f}"
                          f" | {min(r['speedup_vs_cudnn'] for r in sel):.2f} | "
                          f"{geomean(r['topk_speedup_vs_cudnn'] for r in sel):.2f} |")
-    lines += ["", "| layer | geometry | chosen | ours us | cuDNN us | x cuDNN | TFLOP/s | GB/s |"
-              " rel err |", "|---|---|---|---|---|---|---|---|---|"]
+    peak = env.get("bf16_peak_tflops") or float("nan")
+    if rows:
+        top = max(rows, key=lambda r: r["tflops"])
+        lines += ["", f"Highest rate: {top['tflops']:.0f} TFLOP/s ({top['tflops'] / peak:.0%} "
+                  f"of the measured peak), {top['problem_id']}; cuDNN there: "
+                  f"{top['cudnn_tflops']:.0f} TFLOP/s."]
+    lines += ["", "| layer | geometry | chosen | ours us | cuDNN us | x cuDNN | TFLOP/s | % peak |"
+              " GB/s | rel err |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['problem_id']} | {r['geometry']} | {r['chosen']} | "
                      f"{r['call_us']:.1f} | {r['cudnn_us']:.1f} | {r['speedup_vs_cudnn']:.2f} | "
-                     f"{r['tflops']:.1f} | {r['gbps']:.0f} | {r['rel_err']:.1e} |")
+                     f"{r['tflops']:.1f} | {r['tflops'] / peak:.0%} | {r['gbps']:.0f} | "
+                     f"{r['rel_err']:.1e} |")
     return "\n".join(lines) + "\n"
 
 
-def environment(suite: str, dtype: str, command: str) -> dict:
+def matmul_peak_tflops(rep_ms: int) -> float:
+    """Measured dense bf16 matrix rate (8192^3 product on random data, graph replay)."""
+    a, b = (torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    ms = bench_graph(lambda: a @ b, rep_ms)
+    return 2 * 8192**3 / (ms * 1e-3) / 1e12
+
+
+def environment(suite: str, dtype: str, command: str, rep_ms: int) -> dict:
     import triton
 
     return dict(suite=suite, dtype=dtype, gpu=torch.cuda.get_device_name(),
                 torch=torch.__version__, triton=triton.__version__, cuda=torch.version.cuda,
                 host=platform.node(), date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-                command=command, sm_count=torch.cuda.get_device_properties(0).multi_processor_count)
+                command=command, sm_count=torch.cuda.get_device_properties(0).multi_processor_count,
+                bf16_peak_tflops=round(matmul_peak_tflops(rep_ms), 1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -224,12 +249,13 @@ def main(argv: list[str] | None = None) -> int:
     import sys
 
     env = environment(a.suite, a.dtype, "python -m convdispatch.validation.bench_layers "
-                      + " ".join(sys.argv[1:] if argv is None else argv))
+                      + " ".join(sys.argv[1:] if argv is None else argv), a.rep_ms)
     set_chooser(a.chooser)
     env["chooser"] = a.chooser
     CACHE.clear()
     torch.backends.cudnn.benchmark = True  # the baseline is cuDNN's best algorithm
     rows = run(problems, a.topk, a.rep_ms, lambda m: print(m, flush=True))
+    env["layers"] = f"{len(rows)} of {len(problems)}"
     import pandas as pd
 
     pd.DataFrame(rows).to_csv(out / "bench.csv", index=False)

@@ -25,8 +25,9 @@ def register(subparsers) -> None:
     p.add_argument("--model", required=True, metavar="DIR", help="model directory (models/h100)")
     p.add_argument("--out", required=True, metavar="DIR", help="report directory")
     p.add_argument("--problems-filter", metavar="PATTERNS",
-                   help="offline: comma list of fnmatch patterns on problem id or set, e.g. "
-                        "'resnet50,*/n1/*'")
+                   help="comma list of fnmatch patterns on problem id or set, e.g. "
+                        "'resnet50,*/n1/*' (offline: rows of the CSVs; live: the problems "
+                        "of --problems)")
     p.add_argument("--single-best", choices=("lopo", "train"), default="lopo",
                    help="single best config: leave-one-problem-out over the CSVs (default) or "
                         "from the model's training sweeps (meta.json data.files)")
@@ -74,11 +75,21 @@ def _timing(args):
 
 
 def _problems(args) -> list:
+    import fnmatch
+
     from ..data.problems import load_problems
+    from .report import parse_filter
 
     problems = load_problems(args.problems, args.dtype)
+    patterns = parse_filter(getattr(args, "problems_filter", None))
+    if patterns:
+        problems = [p for p in problems
+                    if any(fnmatch.fnmatchcase(p.id, pat) or fnmatch.fnmatchcase(p.set, pat)
+                           for pat in patterns)]
     if not problems:
-        raise ValueError(f"--problems {args.problems!r} selects no problems")
+        raise ValueError(f"--problems {args.problems!r} selects no problems"
+                         + (f" matching --problems-filter {','.join(patterns)!r}"
+                            if patterns else ""))
     return problems
 
 
