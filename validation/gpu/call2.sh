@@ -4,11 +4,7 @@
 # problems the first session had no time for; then a short live-validation smoke run.
 source validation/gpu/env.sh
 envinfo | tee "$RES/env.txt"
-save() {
-  mkdir -p "$RES/sweeps" && cp data/sweeps/h100/*.csv data/sweeps/h100/*.meta.json "$RES/sweeps/"
-  pack
-}
-trap save EXIT
+trap save_sweeps EXIT
 S="--rep-ms 5 --warmup-ms 2 --jobs 15 --quiet"
 step sweep_train 330 convdispatch sweep --problems train --out data/sweeps/h100/train.csv $S
 step sweep_holdout 170 convdispatch sweep --problems holdout --out data/sweeps/h100/holdout.csv $S

@@ -4,12 +4,7 @@
 # to cuDNN, then resume the sweep plans.
 source validation/gpu/env.sh
 envinfo | tee "$RES/env.txt"
-save() {
-  mkdir -p "$RES/sweeps" && cp data/sweeps/h100/*.csv data/sweeps/h100/*.meta.json "$RES/sweeps/"
-  rm -f "$RES"/*.ncu-rep
-  pack
-}
-trap save EXIT
+trap save_sweeps EXIT
 step probe_time 90 python3 validation/gpu/probe.py time
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 echo "ncu: $NCU"

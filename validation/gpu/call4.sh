@@ -5,12 +5,7 @@
 # depthwise tiles, and the holdout problems not swept yet.
 source validation/gpu/env.sh
 envinfo | tee "$RES/env.txt"
-save() {
-  mkdir -p "$RES/sweeps" && cp data/sweeps/h100/*.csv data/sweeps/h100/*.meta.json "$RES/sweeps/"
-  rm -f "$RES"/*.ncu-rep
-  pack
-}
-trap save EXIT
+trap save_sweeps EXIT
 step probe_time 90 python3 validation/gpu/probe.py time
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 for t in grp_fma dw_small; do

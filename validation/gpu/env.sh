@@ -20,6 +20,12 @@ step() {
 }
 # pack: everything under $RES into one archive under $OUT (the device tool returns 8 files).
 pack() { tar czf "${OUT:-/tmp}/results.tgz" -C "$RES" . && ls -la "${OUT:-/tmp}"; }
+# save_sweeps: the sweep CSVs and sidecars into $RES, then pack (an EXIT trap).
+save_sweeps() {
+  mkdir -p "$RES/sweeps" && cp data/sweeps/h100/*.csv data/sweeps/h100/*.meta.json "$RES/sweeps/"
+  rm -f "$RES"/*.ncu-rep
+  pack
+}
 envinfo() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.limit --format=csv
   python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_device_name())"
