@@ -39,6 +39,17 @@ def pixel_block(pid_m, OD, OH, OW, TILES_H, TILES_W, TILE_H: tl.constexpr, TILE_
 
 
 @triton.jit
+def tap_rows(m_mask, x_row, id0, ih0, iw0, kt, kr, ks, dld, dlh, dlw, D, H, W, sxd, sxh, sxw):
+    """Filter tap (kt, kr, ks) of the FMA families -> which rows read inside the input
+    and the rows' input offsets."""
+    idd = id0 + kt * dld
+    ih = ih0 + kr * dlh
+    iw = iw0 + ks * dlw
+    row_ok = m_mask & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+    return row_ok, x_row + idd * sxd + ih * sxh + iw * sxw
+
+
+@triton.jit
 def tap_step(it, c_blocks, R, S, m_mask, D, H, W, x_row, id0, ih0, iw0, dld, dlh, dlw,
              sxd, sxh, sxw, w_col, swt, swr, sws):
     """Step ``it`` of a flattened (t, r, s, channel block) reduction loop -> the channel

@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily, next_pow2, tile_fits
-from .common import needs_int64, out_args, split_rows, store_tile, strides5
+from .common import needs_int64, out_args, split_rows, store_tile, strides5, tap_rows
 from .launcher import launch_kernel
 
 
@@ -29,7 +29,7 @@ from .launcher import launch_kernel
 def direct_kernel(
     x_ptr, w_ptr, out_ptr, syn, syc, syd, syh, syw,
     bias_ptr, res_ptr, srn, src, srd, srh, srw,
-    M, CG, KG, KTOT, D, H, W, OD, OH, OW,
+    M, KG, KTOT, D, H, W, OD, OH, OW,
     std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
     sxn, sxc, sxd, sxh, sxw, swk, swc, swt, swr, sws,
     KT: tl.constexpr, KR: tl.constexpr, KS: tl.constexpr,
@@ -43,7 +43,7 @@ def direct_kernel(
     if DEPTHWISE:
         c_in = offs_k  # one input channel per output channel: contiguous loads
     else:
-        c_in = (offs_k // KG) * CG
+        c_in = offs_k // KG  # channel multiplier KG
     n, od, oh, ow = split_rows(offs_m, OD, OH, OW)
     id0 = od * std - pdd
     ih0 = oh * sth - pdh
@@ -62,19 +62,13 @@ def direct_kernel(
     for kt in tl.static_range(KT):
         for kr in tl.static_range(KR):
             for ks in tl.static_range(KS):
-                idd = id0 + kt * dld
-                ih = ih0 + kr * dlh
-                iw = iw0 + ks * dlw
-                row_ok = (m_mask & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0)
-                          & (iw < W))
-                x_ptrs = x_ptr + (x_row + idd * sxd + ih * sxh + iw * sxw)[:, None] \
-                    + x_col[None, :]
-                w_ptrs = w_ptr + w_col + kt * swt + kr * swr + ks * sws
-                mask = row_ok[:, None] & k_mask[None, :]
-                for ci in range(0, CG):
-                    xv = tl.load(x_ptrs + ci * sxc, mask=mask, other=0.0)
-                    wv = tl.load(w_ptrs + ci * swc, mask=k_mask, other=0.0)
-                    acc += xv.to(tl.float32) * wv.to(tl.float32)[None, :]
+                row_ok, x_off = tap_rows(m_mask, x_row, id0, ih0, iw0, kt, kr, ks, dld, dlh,
+                                         dlw, D, H, W, sxd, sxh, sxw)
+                xv = tl.load(x_ptr + x_off[:, None] + x_col[None, :],
+                             mask=row_ok[:, None] & k_mask[None, :], other=0.0)
+                wv = tl.load(w_ptr + w_col + kt * swt + kr * swr + ks * sws, mask=k_mask,
+                             other=0.0)
+                acc += xv.to(tl.float32) * wv.to(tl.float32)[None, :]
     store_tile(acc, n, od, oh, ow, m_mask, offs_k, k_mask,
                out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr, srn, src, srd, srh, srw,
                HAS_BIAS, HAS_RES, ACT, INT64)
@@ -127,14 +121,10 @@ def grouped_fma_kernel(
     for kt in tl.static_range(KT):
         for kr in tl.static_range(KR):
             for ks in tl.static_range(KS):
-                idd = id0 + kt * dld
-                ih = ih0 + kr * dlh
-                iw = iw0 + ks * dlw
-                row_ok = (m_mask & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0)
-                          & (iw < W))
-                x_ptrs = x_ptr + (x_row + idd * sxd + ih * sxh + iw * sxw)[:, None] \
-                    + (c_rel * sxc)[None, :]
-                xv = tl.load(x_ptrs, mask=row_ok[:, None] & c_ok[None, :], other=0.0)
+                row_ok, x_off = tap_rows(m_mask, x_row, id0, ih0, iw0, kt, kr, ks, dld, dlh,
+                                         dlw, D, H, W, sxd, sxh, sxw)
+                xv = tl.load(x_ptr + x_off[:, None] + (c_rel * sxc)[None, :],
+                             mask=row_ok[:, None] & c_ok[None, :], other=0.0)
                 wv = tl.load(w_ptr + w_off + kt * swt + kr * swr + ks * sws, mask=w_mask,
                              other=0.0)
                 x4 = tl.reshape(xv.to(tl.float32), (BLOCK_M, GPB, 1, CGP))
@@ -205,9 +195,9 @@ class GroupedDirectFamily(KernelFamily):
         grid = (triton.cdiv(g.gemm_m, bm), triton.cdiv(g.k, bn))
         launch_kernel(direct_kernel, grid,
             call.x, call.w, *out_args(call),
-            g.gemm_m, g.cg, g.kg, g.k, g.d, g.h, g.w, *g.out_spatial,
+            g.gemm_m, g.kg, g.k, g.d, g.h, g.w, *g.out_spatial,
             *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),
-            KT=g.t, KR=g.r, KS=g.s, BLOCK_M=bm, BLOCK_N=bn, DEPTHWISE=g.cg == 1 and g.kg == 1,
+            KT=g.t, KR=g.r, KS=g.s, BLOCK_M=bm, BLOCK_N=bn, DEPTHWISE=g.kg == 1,
             ACT=call.activation, HAS_BIAS=call.bias is not None,
             HAS_RES=call.residual is not None, INT64=needs_int64(call),
             num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
