@@ -101,11 +101,10 @@ class RuleChooser:
         order, why = preferred_families(geom, device)
         rank_of = {f: i for i, f in enumerate(order)}
         cfg_rank = config_order()
-        unlisted = len(next(iter(cfg_rank.values()), ()))
 
         def key(cs):
             cand, est = cs
-            listed = cfg_rank.get(cand.family, {}).get(str(cand.config), unlisted)
+            listed = cfg_rank.get(cand.family, {}).get(str(cand.config), math.inf)
             return rank_of.get(cand.family, len(order)), listed, est, cand.id
 
         scored = sorted(((c, estimate_us(geom, c, device)) for c in cands), key=key)

@@ -123,10 +123,16 @@ def tile_ids(pid, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     return pid_m, pid_n
 
 
-def pixel_tiles(geom, tile_h: int, tile_w: int) -> tuple[int, int]:
-    """(tiles along OH, tiles along OW) of one image and output depth."""
-    _, oh, ow = geom.out_spatial
-    return triton.cdiv(oh, tile_h), triton.cdiv(ow, tile_w)
+def pixel_grid(geom, block_m: int, tile_w: int) -> tuple[int, int, int]:
+    """(programs over the output pixels, tiles along OH, tiles along OW) for BLOCK_M
+    pixels a program: a (block_m // tile_w) x tile_w block of one image and output
+    depth (``pixel_block``), or a flat run of output rows when tile_w is 0 (then the
+    tile counts are 1)."""
+    if not tile_w:
+        return triton.cdiv(geom.gemm_m, block_m), 1, 1
+    od, oh, ow = geom.out_spatial
+    tiles_h, tiles_w = triton.cdiv(oh, block_m // tile_w), triton.cdiv(ow, tile_w)
+    return geom.n * od * tiles_h * tiles_w, tiles_h, tiles_w
 
 
 def strides5(t) -> tuple[int, int, int, int, int]:

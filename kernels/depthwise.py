@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily, next_pow2, tile_fits
-from .common import needs_int64, out_args, pixel_block, pixel_tiles, store_tile, strides5
+from .common import needs_int64, out_args, pixel_block, pixel_grid, store_tile, strides5
 from .launcher import launch_kernel
 
 _RUNTIME_INTS = ["D", "H", "W", "OD", "OH", "OW", "TILES_H", "TILES_W",
@@ -131,10 +131,10 @@ class DepthwiseFamily(KernelFamily):
         tw = cfg["TILE_W"]
         th = cfg["BLOCK_M"] // tw
         bn = cfg["BLOCK_N"]
-        tiles_h, tiles_w = pixel_tiles(g, th, tw)
+        pixel_programs, tiles_h, tiles_w = pixel_grid(g, cfg["BLOCK_M"], tw)
         od, oh, ow = g.out_spatial
         sw = strides5(call.w)
-        grid = (g.n * od * tiles_h * tiles_w, triton.cdiv(g.k, bn))
+        grid = (pixel_programs, triton.cdiv(g.k, bn))
         launch_kernel(depthwise_kernel, grid,
             call.x, call.w, *out_args(call),
             g.k, g.d, g.h, g.w, od, oh, ow, tiles_h, tiles_w,

@@ -30,7 +30,7 @@ from .common import (
     needs_int64,
     out_args,
     pixel_block,
-    pixel_tiles,
+    pixel_grid,
     split_rows,
     store_tile,
     strides5,
@@ -139,12 +139,7 @@ def launch_packed(call: ConvCall, cfg: Config) -> None:
     crun = channel_run(g, bn)
     iters = g.t * g.r * g.s * triton.cdiv(crun, bk)
     tw = cfg.get("TILE_W", 0)
-    if tw:
-        tiles_h, tiles_w = pixel_tiles(g, bm // tw, tw)
-        pixel_programs = g.n * g.out_spatial[0] * tiles_h * tiles_w
-    else:
-        tiles_h = tiles_w = 1
-        pixel_programs = triton.cdiv(g.gemm_m, bm)
+    pixel_programs, tiles_h, tiles_w = pixel_grid(g, bm, tw)
     grid = (pixel_programs * triton.cdiv(g.g, gpt),)
     launch_kernel(packed_kernel, grid,
         call.x, call.w, *out_args(call),

@@ -74,14 +74,18 @@ def parse_filter(text: str | Sequence[str] | None) -> list[str]:
     return [p.strip() for p in parts if p and p.strip()]
 
 
+def matches(problem_id: str, set_name: str, patterns: Sequence[str]) -> bool:
+    """Whether the problem id or its set matches one of the fnmatch ``patterns``."""
+    return any(fnmatch.fnmatchcase(problem_id, p) or fnmatch.fnmatchcase(set_name, p)
+               for p in patterns)
+
+
 def select_problems(df: pd.DataFrame, patterns: Sequence[str]) -> pd.DataFrame:
     """Rows whose problem_id or set matches one of the fnmatch ``patterns`` (all if none)."""
     if not patterns:
         return df
-    keep = np.zeros(len(df), dtype=bool)
-    for pat in patterns:
-        keep |= df["problem_id"].map(lambda s, p=pat: fnmatch.fnmatchcase(s, p)).to_numpy()
-        keep |= df["set"].map(lambda s, p=pat: fnmatch.fnmatchcase(s, p)).to_numpy()
+    keep = np.array([matches(pid, set_name, patterns)
+                     for pid, set_name in zip(df["problem_id"], df["set"])], dtype=bool)
     if not keep.any():
         raise ValueError(f"--problems-filter {','.join(patterns)!r} matches no problem id or "
                          f"set; sets in the CSVs: {sorted(df['set'].unique().tolist())}")

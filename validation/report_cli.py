@@ -75,17 +75,13 @@ def _timing(args):
 
 
 def _problems(args) -> list:
-    import fnmatch
-
     from ..data.problems import load_problems
-    from .report import parse_filter
+    from .report import matches, parse_filter
 
     problems = load_problems(args.problems, args.dtype)
     patterns = parse_filter(getattr(args, "problems_filter", None))
     if patterns:
-        problems = [p for p in problems
-                    if any(fnmatch.fnmatchcase(p.id, pat) or fnmatch.fnmatchcase(p.set, pat)
-                           for pat in patterns)]
+        problems = [p for p in problems if matches(p.id, p.set, patterns)]
     if not problems:
         raise ValueError(f"--problems {args.problems!r} selects no problems"
                          + (f" matching --problems-filter {','.join(patterns)!r}"
