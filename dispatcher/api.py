@@ -57,16 +57,18 @@ def _replay(entry, x, w, bias, residual):
     return out.squeeze(0) if unbatched else out
 
 
-def decide(geom: ConvGeometry, device: DeviceSpec, chooser=None) -> Decision:
-    """The kernel for a geometry: a forced candidate, else the cached or new choice."""
-    cand = forced()
+def decide(geom: ConvGeometry, device: DeviceSpec, chooser=None,
+           direction: str = "forward") -> Decision:
+    """The kernel computing ``direction`` (forward, dgrad, wgrad) of a geometry: a forced
+    candidate, else the cached or new choice."""
+    cand = forced(direction)
     if cand is not None:
-        registry.check_candidate(geom, cand, device)
+        registry.check_candidate(geom, cand, device, direction)
         return Decision(cand, "forced by convdispatch.force()", "forced")
-    chooser = chooser or chooser_for(device)
-    key = (geom.key(), device.key, chooser.identity)
+    chooser = chooser or chooser_for(device, direction)
+    key = (geom.key(), device.key, chooser.identity, direction)
     return CACHE.get_or_make(
-        key, lambda: chooser.choose(geom, registry.candidates(geom, device), device))
+        key, lambda: chooser.choose(geom, registry.candidates(geom, device, direction), device))
 
 
 def unsupported_reason(p: argcheck.ParsedCall) -> str | None:
@@ -77,21 +79,17 @@ def unsupported_reason(p: argcheck.ParsedCall) -> str | None:
         return f"dtype {p.x.dtype} has no kernel (float16, bfloat16, float32 do)"
     if p.x.device.type != "cuda" and not interpreter_enabled():
         return f"{p.x.device.type} tensors run on Triton only under TRITON_INTERPRET=1"
-    if not any(f.supports(p.geom) is None for f in registry.families()):
+    if not any(f.rejects(p.geom) is None for f in registry.families()):
         return f"no kernel family supports {p.geom.describe()}"
-    if torch.is_grad_enabled() and any(
-            t is not None and t.requires_grad for t in (p.x, p.w, p.bias, p.residual)):
-        return "backward kernels are not implemented yet; autograd goes through torch"
     return None
 
 
+def needs_grad(*tensors) -> bool:
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
 def _fast_path_ok(input, weight, bias, residual) -> bool:
-    if forced() is not None:
-        return False
-    if torch.is_grad_enabled():
-        return not any(t is not None and t.requires_grad
-                       for t in (input, weight, bias, residual))
-    return True
+    return forced() is None and not needs_grad(input, weight, bias, residual)
 
 
 def _conv(dims: int, input, weight, bias, stride, padding, dilation, groups, activation,
@@ -101,6 +99,14 @@ def _conv(dims: int, input, weight, bias, stride, padding, dilation, groups, act
         return traced_conv(dims, input, weight, bias, stride, padding, dilation, groups,
                            activation, residual)
     sig = None
+    try:
+        if needs_grad(input, weight, bias, residual):
+            from .autograd import conv_with_grad
+
+            return conv_with_grad(dims, input, weight, bias, stride, padding, dilation, groups,
+                                  activation, residual)
+    except AttributeError:
+        pass  # not tensors: the checked path below says what is wrong
     try:
         if _fast_path_ok(input, weight, bias, residual):
             sig = _signature(dims, input, weight, bias, stride, padding, dilation, groups,

@@ -10,6 +10,8 @@ import torch
 from ..kernels.geometry import ConvGeometry
 
 DTYPE_NAMES = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
+# The gradient kernels also take float64 (interpreter gradchecks).
+GRAD_DTYPE_NAMES = {**DTYPE_NAMES, torch.float64: "float64"}
 ACTIVATION_NAMES = (None, "none", "relu", "relu6", "gelu", "silu")
 
 
@@ -180,6 +182,14 @@ def layout_of(x: torch.Tensor) -> str:
     return "contiguous"
 
 
+def grad_geometry(p: ParsedCall, dims: int) -> ConvGeometry | None:
+    """The call's geometry for the gradient kernels (float64 included), or None."""
+    if p.geom is not None or p.x.dtype not in GRAD_DTYPE_NAMES or p.x.shape[1] == 0:
+        return p.geom
+    return _geometry(dims, p.x, p.w, p.bias, p.stride, p.padding, p.padding_hi, p.dilation,
+                     p.groups)
+
+
 def _geometry(dims, x, w, bias, stride, pad_lo, pad_hi, dilation, groups) -> ConvGeometry:
     lead = 3 - dims
     ones = (1,) * lead
@@ -189,7 +199,7 @@ def _geometry(dims, x, w, bias, stride, pad_lo, pad_hi, dilation, groups) -> Con
         n=x.shape[0], c=x.shape[1], k=w.shape[0], g=groups,
         d=spatial[0], h=spatial[1], w=spatial[2], t=filt[0], r=filt[1], s=filt[2],
         stride=ones + stride, pad=(0,) * lead + pad_lo, pad_hi=(0,) * lead + pad_hi,
-        dilation=ones + dilation, dims=dims, dtype=DTYPE_NAMES[x.dtype],
+        dilation=ones + dilation, dims=dims, dtype=GRAD_DTYPE_NAMES[x.dtype],
         layout=layout_of(x), bias=bias is not None,
     )
 

@@ -24,8 +24,27 @@ class Chooser(Protocol):
         ...
 
 
-def preferred_families(geom: ConvGeometry, device: DeviceSpec) -> tuple[list[str], str]:
+def grad_families(geom: ConvGeometry, direction: str) -> tuple[list[str], str]:
+    """Family order of a gradient direction: FMA for thin groups, else the GEMM."""
+    from ..kernels.grad_packed import MAX_PACKED_CHANNELS
+
+    direct, gemm, packed = (f"{direction}_{v}" for v in ("direct", "gemm", "packed"))
+    if geom.g > 1 and geom.cg == 1:
+        if direction == "dgrad":
+            return (["dgrad_depthwise", direct, packed, gemm],
+                    "depthwise: dgrad as a depthwise conv of dY (stride 1), else by FMA")
+        return [direct, packed, gemm], f"depthwise: {direction} by FMA"
+    if geom.g > 1 and max(geom.cg, geom.kg) <= MAX_PACKED_CHANNELS:
+        return ([packed, gemm, direct],
+                f"{geom.cg} channels a group: {direction} with groups packed in MMA tiles")
+    return [gemm, packed, direct], f"{direction} as an implicit GEMM"
+
+
+def preferred_families(geom: ConvGeometry, device: DeviceSpec,
+                       direction: str = "forward") -> tuple[list[str], str]:
     """Family order by the shape of the problem, and the rule that gave it."""
+    if direction != "forward":
+        return grad_families(geom, direction)
     if geom.g > 1:
         if geom.cg == 1:
             return (["depthwise", "grouped_direct"],
@@ -51,6 +70,8 @@ def estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> floa
     """Rough latency from waves of padded tiles; only its ordering matters."""
     cfg = cand.config
     sms = max(device.sm_count, 1)
+    if cand.family in GRAD_GEMM:
+        return grad_estimate_us(geom, cand, device)
     if cand.family == "grouped_direct":
         work = geom.gemm_m * geom.k * geom.gemm_k
         tiles = math.ceil(geom.gemm_m / cfg["BLOCK_M"]) * math.ceil(geom.k / cfg["BLOCK_N"])
@@ -74,6 +95,42 @@ def estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> floa
     return us
 
 
+# Per gradient family: its GEMM as (M, N, reduction, grid multiplier) of the geometry.
+GRAD_GEMM = {
+    "dgrad_gemm": lambda g: (g.n * g.d * g.h * g.w, g.cg, g.kg * g.t * g.r * g.s
+                             // max(g.stride[0] * g.stride[1] * g.stride[2], 1), g.g),
+    "wgrad_gemm": lambda g: (g.kg, g.cg, g.gemm_m, g.g * g.t * g.r * g.s),
+    # Packed tiles: the per-group GEMM of all groups side by side (roughly).
+    "dgrad_packed": lambda g: (g.n * g.d * g.h * g.w, g.c, g.kg * g.t * g.r * g.s
+                               // max(g.stride[0] * g.stride[1] * g.stride[2], 1), 1),
+    "wgrad_packed": lambda g: (g.k, g.cg, g.gemm_m, g.t * g.r * g.s),
+    "dgrad_direct": lambda g: (g.n * g.d * g.h * g.w, g.c, g.kg * g.t * g.r * g.s
+                               // max(g.stride[0] * g.stride[1] * g.stride[2], 1), 1),
+    "dgrad_depthwise": lambda g: (g.n * g.d * g.h * g.w, g.c, g.t * g.r * g.s, 1),
+    "wgrad_direct": lambda g: (g.gemm_m, g.k * g.cg, 1, g.t * g.r * g.s),
+}
+
+
+def grad_estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> float:
+    """Waves of padded tiles of a gradient family's GEMM (or FMA tiles for *_direct)."""
+    cfg = cand.config
+    m, n, red, mult = GRAD_GEMM[cand.family](geom)
+    bm, bn, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("SPLIT_K", 1)
+    if cand.family == "wgrad_direct":  # BLOCK_M walks the pixels, BLOCK_N the weight rows
+        tiles = math.ceil(n / bn) * mult * split
+        work = m * n * mult
+        return math.ceil(tiles / max(device.sm_count, 1)) * work / max(tiles, 1) / 2e3 + 3.0
+    tiles = math.ceil(m / bm) * math.ceil(n / bn) * mult * split
+    waves = math.ceil(tiles / max(device.sm_count, 1))
+    rate = 4e6 * min(1.0, (bm * bn) / (128 * 128)) ** 0.35
+    if cand.family.endswith(("_direct", "_depthwise")):
+        rate = 2e5
+    us = waves * 2 * bm * bn * max(red, 1) / split / rate + 2.0
+    if split > 1:
+        us += n * m * split * 4 / 1.5e6 + 3.0
+    return us
+
+
 def packed_estimate_us(geom: ConvGeometry, cand: Candidate) -> float:
     """Packed grouped tiles are memory bound: on the H100 a 128-pixel, 4-warp, 4-stage
     tile holding two groups' outputs (32 to 64 channels) was best or within 5% on
@@ -86,6 +143,9 @@ def packed_estimate_us(geom: ConvGeometry, cand: Candidate) -> float:
     return 10.0 + 5.0 * misses + size
 
 
+BORROWED_ORDER = {"dgrad_depthwise": "depthwise"}
+
+
 class RuleChooser:
     """Family by shape rules; config by the family's measured config order
     (dispatcher/rule_order.json), then by a waves-and-tiles estimate."""
@@ -94,13 +154,18 @@ class RuleChooser:
     identity = "rule-v2"
 
     def choose(self, geom: ConvGeometry, cands: list[Candidate], device: DeviceSpec) -> Decision:
+        from .registry import direction_of
         from .rule_order import config_order
 
         if not cands:
             raise RuntimeError(f"no kernel family supports {geom.describe()}")
-        order, why = preferred_families(geom, device)
+        order, why = preferred_families(geom, device, direction_of(cands[0]))
         rank_of = {f: i for i, f in enumerate(order)}
-        cfg_rank = config_order()
+        cfg_rank = dict(config_order())
+        # A family without a measured order of its own borrows the one of the forward
+        # family whose kernel it runs.
+        for fam, kernel_of in BORROWED_ORDER.items():
+            cfg_rank.setdefault(fam, cfg_rank.get(kernel_of, {}))
 
         def key(cs):
             cand, est = cs

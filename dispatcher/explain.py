@@ -67,14 +67,18 @@ def _device(gpu: str | None, x) -> DeviceSpec:
 
 def explain(input: torch.Tensor | ConvGeometry, weight: torch.Tensor | None = None,
             bias: torch.Tensor | None = None, stride=1, padding=0, dilation=1, groups: int = 1,
-            *, gpu: str | None = None, chooser: str | None = None) -> Explanation:
+            *, gpu: str | None = None, chooser: str | None = None,
+            direction: str = "forward") -> Explanation:
     """Explain the choice for ``conv2d/conv3d(input, weight, ...)`` or for a ConvGeometry.
 
     ``gpu`` names a target GPU ('h100') so a choice can be inspected on a
-    machine without it; ``chooser`` forces 'rule' or the default ('model').
+    machine without it; ``chooser`` forces 'rule' or the default ('model');
+    ``direction`` is 'forward', 'dgrad' (gradient of the input) or 'wgrad' (of the weight).
     """
     if chooser not in (None, "model", "rule"):
         raise ValueError(f"chooser must be 'rule', 'model' or None, got {chooser!r}")
+    if direction not in ("forward", "dgrad", "wgrad"):
+        raise ValueError(f"direction must be 'forward', 'dgrad' or 'wgrad', got {direction!r}")
     device = _device(gpu, input)
     fallback = None
     if isinstance(input, ConvGeometry):
@@ -93,6 +97,6 @@ def explain(input: torch.Tensor | ConvGeometry, weight: torch.Tensor | None = No
         raise TypeError(f"explain() takes a tensor or a ConvGeometry, got {type(input).__name__}")
     if fallback is not None or geom is None:
         return Explanation(geom, device, "fallback", None, fallback or "", fallback=fallback)
-    dec = decide(geom, device, RULE if chooser == "rule" else None)
+    dec = decide(geom, device, RULE if chooser == "rule" else None, direction)
     return Explanation(geom, device, dec.chooser, dec.candidate, dec.reason, list(dec.ranked),
                        dec.model, dec.score_unit)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ..kernels.base import ACTIVATIONS, Candidate, ConvCall
+from ..kernels.base import ACTIVATIONS, Candidate, ConvCall, GradCall
 from ..kernels.geometry import ConvGeometry
 from ..kernels.launcher import Plan, Recorder
 from . import registry
@@ -61,4 +61,31 @@ def run_candidate(cand: Candidate, x: torch.Tensor, weight: torch.Tensor,
         shape = [geom.n, geom.k, *geom.out_spatial[3 - geom.dims:]]
         out = empty_output(x, shape, geom.layout)
     launch(cand, x, weight, bias, geom, out, activation=activation, residual=residual)
+    return out
+
+
+def launch_grad(cand: Candidate, geom: ConvGeometry, dy: torch.Tensor, *,
+                x: torch.Tensor | None, w: torch.Tensor | None, out: torch.Tensor) -> None:
+    """Run a dgrad (reads dy, w) or wgrad (reads dy, x) candidate writing ``out`` (batched
+    tensors of the geometry's rank)."""
+    if out.numel() == 0:
+        return
+    call = GradCall(dy=_as5d(dy, geom.dims), x=_as5d(x, geom.dims), w=_as5d(w, geom.dims),
+                    out=_as5d(out, geom.dims), geom=geom,
+                    allow_tf32=torch.backends.cudnn.allow_tf32)
+    registry.family(cand.family).launch(call, cand.config)
+
+
+def run_grad_candidate(cand: Candidate, direction: str, dy: torch.Tensor, x: torch.Tensor,
+                       w: torch.Tensor, geom: ConvGeometry, *,
+                       out: torch.Tensor | None = None) -> torch.Tensor:
+    """Run a forced dgrad/wgrad candidate on batched tensors of ``geom`` (the sweep's path):
+    returns dX or dW."""
+    from ..kernels.device import spec_of
+
+    registry.check_candidate(geom, cand, spec_of(dy.device), direction)
+    if out is None:
+        like = x if direction == "dgrad" else w
+        out = torch.empty_like(like, memory_format=torch.preserve_format)
+    launch_grad(cand, geom, dy, x=x, w=w, out=out)
     return out

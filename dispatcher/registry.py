@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..kernels.base import Candidate, Config, KernelFamily
+from ..kernels.base import DIRECTIONS, Candidate, Config, KernelFamily
 from ..kernels.device import DeviceSpec
 from ..kernels.families import FAMILIES
 from ..kernels.geometry import ConvGeometry
@@ -10,8 +10,11 @@ from ..kernels.geometry import ConvGeometry
 _BY_NAME: dict[str, KernelFamily] = {f.name: f for f in FAMILIES}
 
 
-def families() -> list[KernelFamily]:
-    return list(FAMILIES)
+def families(direction: str | None = "forward") -> list[KernelFamily]:
+    """Families computing ``direction`` (every family with None)."""
+    if direction is not None and direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    return [f for f in FAMILIES if direction is None or f.direction == direction]
 
 
 def family(name: str) -> KernelFamily:
@@ -21,17 +24,27 @@ def family(name: str) -> KernelFamily:
         raise ValueError(f"unknown kernel family {name!r}; known: {sorted(_BY_NAME)}") from None
 
 
-def candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate]:
-    """Every feasible (family, config) for a geometry on a device, in registry order."""
+def candidates(geom: ConvGeometry, device: DeviceSpec,
+               direction: str = "forward") -> list[Candidate]:
+    """Every feasible (family, config) of ``direction`` for a geometry on a device, in
+    registry order."""
     out: list[Candidate] = []
-    for fam in FAMILIES:
+    for fam in families(direction):
         out.extend(fam.candidates(geom, device))
     return out
 
 
-def check_candidate(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> None:
-    """Raise ValueError naming the reason when a forced candidate cannot run."""
+def direction_of(cand: Candidate) -> str:
+    return family(cand.family).direction
+
+
+def check_candidate(geom: ConvGeometry, cand: Candidate, device: DeviceSpec,
+                    direction: str | None = None) -> None:
+    """Raise ValueError naming the reason when a forced candidate cannot run (or computes
+    another direction than ``direction``)."""
     fam = family(cand.family)
+    if direction is not None and fam.direction != direction:
+        raise ValueError(f"{cand.family!r} computes {fam.direction}, not {direction}")
     if cand.config not in fam.configs:
         raise ValueError(f"config {cand.config} is not in the space of family {fam.name!r}")
     why = fam.runnable(geom, cand.config, device)
@@ -45,5 +58,5 @@ def parse_candidate(text: str) -> Candidate:
     return cand
 
 
-__all__ = ["Candidate", "Config", "candidates", "check_candidate", "families", "family",
-           "parse_candidate"]
+__all__ = ["Candidate", "Config", "candidates", "check_candidate", "direction_of", "families",
+           "family", "parse_candidate"]

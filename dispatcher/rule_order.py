@@ -6,9 +6,12 @@ the sweep's problems; a config measured on fewer than 30% of the family's
 problems is left out. The rule chooser takes a family by its shape rules, then
 the first config of this order that is feasible; configs not in the order come
 after, by the analytic estimate. ``rule_order.json`` beside this file was built
-from the H100 *train* plan only, so holdout comparisons stay honest:
+from the H100 *train* plan (forward families: holdout comparisons stay honest) and
+the gradient sweeps of the ResNet-50 / ResNeXt-50 / MobileNetV2 layers (gradient
+families: the issue-2 backward suite is inside that data):
 
-    python -m convdispatch.dispatcher.rule_order data/sweeps/h100/train.csv
+    python -m convdispatch.dispatcher.rule_order data/sweeps/h100/train.csv \
+        data/sweeps/h100/bwd_dgrad.csv data/sweeps/h100/bwd_wgrad.csv
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from .choosers import Chooser, RuleChooser
 
 RULE = RuleChooser()
 _override: Chooser | None = None
-_models: dict[str, Chooser] = {}
+_models: dict[tuple[str, str], Chooser] = {}
 _lock = threading.Lock()
 
 
@@ -32,22 +32,30 @@ def set_chooser(chooser: Chooser | str | None) -> None:
     clear_cache()
 
 
-def chooser_for(device: DeviceSpec) -> Chooser:
-    """The override if set; else the model shipped for this GPU; else the rule chooser."""
+def chooser_for(device: DeviceSpec, direction: str = "forward") -> Chooser:
+    """The override if set; else the model shipped for this GPU and direction (forward:
+    ``models/<gpu>/``, gradients: ``models/<gpu>/<direction>/``); else the rule chooser."""
     if _override is not None:
         return _override
     if device.key == "interpreter":
         return RULE
+    key = (device.key, direction)
     with _lock:
-        if device.key not in _models:
-            _models[device.key] = _load_model_chooser(device) or RULE
-        return _models[device.key]
+        if key not in _models:
+            _models[key] = _load_model_chooser(device, direction) or RULE
+        return _models[key]
 
 
-def _load_model_chooser(device: DeviceSpec) -> Chooser | None:
+def _load_model_chooser(device: DeviceSpec, direction: str) -> Chooser | None:
     from .model_chooser import ModelChooser, locate
 
     path, note = locate(device)
+    if path is not None and direction != "forward":
+        path = path / direction
+        if not path.is_dir():
+            warnings.warn(f"convdispatch: no trained {direction} model for {device.name}; "
+                          "using the rule chooser for it", RuntimeWarning, stacklevel=3)
+            return None
     if path is None:
         warnings.warn(f"convdispatch: no trained model for {device.name}; using the rule "
                       f"chooser ({note})", RuntimeWarning, stacklevel=3)

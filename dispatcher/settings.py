@@ -33,8 +33,10 @@ def force(candidate: Candidate | str) -> Iterator[Candidate]:
     """Launch ``candidate`` for every conv in the block, bypassing the chooser and cache.
 
     ``candidate`` is a Candidate or its text form ``'family:KEY=V;KEY=V'``
-    (as in sweep CSVs and ``explain()``). A candidate that cannot run a
-    geometry raises ValueError at that call; nothing falls back silently.
+    (as in sweep CSVs and ``explain()``). It applies to the direction its family
+    computes (a ``dgrad_*`` candidate forces the gradient of the input, and so on);
+    the other directions choose as usual. A candidate that cannot run a geometry
+    raises ValueError at that call; nothing falls back silently.
     """
     from . import registry
 
@@ -49,5 +51,11 @@ def force(candidate: Candidate | str) -> Iterator[Candidate]:
         _forced.reset(token)
 
 
-def forced() -> Candidate | None:
-    return _forced.get()
+def forced(direction: str = "forward") -> Candidate | None:
+    """The forced candidate if it computes ``direction``."""
+    from . import registry
+
+    cand = _forced.get()
+    if cand is None or registry.direction_of(cand) != direction:
+        return None
+    return cand

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from .device import DeviceSpec
-from .geometry import ConvGeometry
+from .geometry import DTYPES, ConvGeometry
 
 # Keys a config may hold. Block sizes are Triton constexprs (TILE_W: width of a 2D
 # pixel tile of BLOCK_M pixels); the last two are launch options.
@@ -110,6 +110,26 @@ class ConvCall:
     allow_tf32: bool = True
 
 
+@dataclass
+class GradCall:
+    """Validated tensors of one backward call, 5D (N, C, D, H, W) views.
+
+    ``dy`` is the gradient of the conv output (before the epilogue's own gradients,
+    which the autograd function applies). dgrad reads ``dy`` and ``w`` and writes
+    ``out`` = dX; wgrad reads ``dy`` and ``x`` and writes ``out`` = dW.
+    """
+
+    dy: torch.Tensor
+    x: torch.Tensor | None
+    w: torch.Tensor | None
+    out: torch.Tensor
+    geom: ConvGeometry
+    allow_tf32: bool = True
+
+
+DIRECTIONS = ("forward", "dgrad", "wgrad")
+
+
 class KernelFamily:
     """A Triton kernel with its declared config space and feasibility rule.
 
@@ -121,12 +141,21 @@ class KernelFamily:
     name: str = ""
     summary: str = ""
     configs: tuple[Config, ...] = ()
+    # What the family computes (one of DIRECTIONS) and for which geometry dtypes.
+    direction: str = "forward"
+    dtypes: tuple[str, ...] = DTYPES
     # Offer the smallest runnable tile when pruning leaves nothing (False for families
     # that are an optimisation on top of another one, like split-K).
     always_offer: bool = True
 
     def supports(self, geom: ConvGeometry) -> str | None:
         raise NotImplementedError
+
+    def rejects(self, geom: ConvGeometry) -> str | None:
+        """Geometry-level reason the family cannot run at all: dtype, then ``supports``."""
+        if geom.dtype not in self.dtypes:
+            return f"{self.name} has no {geom.dtype} kernel"
+        return self.supports(geom)
 
     def config_ok(self, geom: ConvGeometry, cfg: Config, device: DeviceSpec) -> str | None:
         """Per-config rule: the hard limits plus pruning of tiles not worth trying."""
@@ -141,15 +170,15 @@ class KernelFamily:
         return 0
 
     def feasible(self, geom: ConvGeometry, cfg: Config, device: DeviceSpec) -> str | None:
-        return self.supports(geom) or self.config_ok(geom, cfg, device)
+        return self.rejects(geom) or self.config_ok(geom, cfg, device)
 
     def runnable(self, geom: ConvGeometry, cfg: Config, device: DeviceSpec) -> str | None:
-        return self.supports(geom) or self.hard_ok(geom, cfg, device)
+        return self.rejects(geom) or self.hard_ok(geom, cfg, device)
 
     def candidates(self, geom: ConvGeometry, device: DeviceSpec) -> list[Candidate]:
         """Feasible configs; if pruning leaves none, the smallest runnable tile, so that a
         family that supports a geometry always offers something."""
-        if self.supports(geom) is not None:
+        if self.rejects(geom) is not None:
             return []
         ok = [c for c in self.configs if self.config_ok(geom, c, device) is None]
         if not ok and self.always_offer:
@@ -158,7 +187,7 @@ class KernelFamily:
                                              * c.get("BLOCK_K", 1), str(c)))[:1]
         return [Candidate(self.name, c) for c in ok]
 
-    def launch(self, call: ConvCall, cfg: Config) -> None:
+    def launch(self, call: ConvCall | GradCall, cfg: Config) -> None:
         raise NotImplementedError
 
 

@@ -156,9 +156,9 @@ def dot_precision(call) -> str:
 def needs_int64(call) -> bool:
     """True when an element offset may not fit in int32."""
     limit = 2**31 - 1
-    tensors = [call.x, call.w, call.out] + ([call.residual] if call.residual is not None else [])
+    tensors = [getattr(call, name, None) for name in ("x", "w", "out", "residual", "dy")]
     return any(sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride())) >= limit
-               for t in tensors if t.numel())
+               for t in tensors if t is not None and t.numel())
 
 
 def upcast_dot(call) -> bool:
@@ -170,3 +170,29 @@ def upcast_dot(call) -> bool:
 
 def cdiv(a: int, b: int) -> int:
     return triton.cdiv(a, b)
+
+
+@triton.jit
+def first_tap(phase, pad, dil, st, STEP):
+    """Smallest filter tap r < STEP with (phase + pad - r * dil) divisible by ``st``:
+    the first tap that reaches input coordinate ``phase`` (mod st) from an output
+    pixel; the next are r + STEP, r + 2 STEP, ... (STEP = st / gcd(st, dil)). Returns
+    a large sentinel when no tap does."""
+    r0 = phase * 0 + (1 << 20)
+    for j in range(0, STEP):
+        hit = ((phase + pad - j * dil) % st == 0) & (r0 == (1 << 20))
+        r0 = tl.where(hit, j, r0)
+    return r0
+
+
+def tap_steps(geom) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Per axis (d, h, w) of the gradient of the input: the tap step st / gcd(st, dil), how
+    many taps each input phase visits at most (cdiv(taps, step)), and how far the output
+    coordinate moves per step (step * dil / st)."""
+    import math
+
+    steps = tuple(st // math.gcd(st, dl) for st, dl in zip(geom.stride, geom.dilation))
+    taps = (geom.t, geom.r, geom.s)
+    visits = tuple(triton.cdiv(t, s) for t, s in zip(taps, steps))
+    moves = tuple(s * dl // st for s, dl, st in zip(steps, geom.dilation, geom.stride))
+    return steps, visits, moves

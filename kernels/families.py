@@ -1,9 +1,12 @@
-"""All kernel families, in registry order."""
+"""All kernel families, in registry order (each names its direction: forward, dgrad, wgrad)."""
 
 from __future__ import annotations
 
 from .base import KernelFamily
 from .depthwise import DepthwiseFamily
+from .dgrad_gemm import DgradGemmFamily
+from .grad_direct import DgradDepthwiseFamily, DgradDirectFamily, WgradDirectFamily
+from .grad_packed import DgradPackedFamily, WgradPackedFamily
 from .grouped_direct import GroupedDirectFamily
 from .grouped_gemm import GroupedGemmFamily
 from .grouped_packed import GroupedPackedFamily
@@ -11,6 +14,7 @@ from .implicit_gemm import ImplicitGemmFamily
 from .pointwise import PointwiseFamily
 from .splitk import SplitKFamily
 from .stem import StemFamily
+from .wgrad_gemm import WgradGemmFamily
 
 FAMILIES: list[KernelFamily] = [
     ImplicitGemmFamily(),
@@ -21,4 +25,11 @@ FAMILIES: list[KernelFamily] = [
     GroupedDirectFamily(),
     StemFamily(),
     SplitKFamily(),
+    DgradGemmFamily(),
+    DgradPackedFamily(),
+    DgradDirectFamily(),
+    DgradDepthwiseFamily(),
+    WgradGemmFamily(),
+    WgradPackedFamily(),
+    WgradDirectFamily(),
 ]

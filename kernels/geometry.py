@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 DTYPES = ("float16", "bfloat16", "float32")
+# float64 geometries exist for the gradient kernels' float64 checks (gradcheck under
+# the interpreter); no forward family and no sweep takes them.
+GEOM_DTYPES = (*DTYPES, "float64")
 LAYOUTS = ("channels_last", "contiguous")
-DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
+DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 
 
 def _triple(v) -> tuple[int, int, int]:
@@ -60,8 +63,8 @@ class ConvGeometry:
         """Raise ValueError if the geometry is not a valid convolution."""
         if self.dims not in (2, 3):
             raise ValueError(f"dims must be 2 or 3, got {self.dims}")
-        if self.dtype not in DTYPES:
-            raise ValueError(f"dtype must be one of {DTYPES}, got {self.dtype!r}")
+        if self.dtype not in GEOM_DTYPES:
+            raise ValueError(f"dtype must be one of {GEOM_DTYPES}, got {self.dtype!r}")
         if self.layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {self.layout!r}")
         for name in ("n", "c", "k", "h", "w", "r", "s", "g", "d", "t"):

@@ -228,7 +228,7 @@ def test_failures_are_recorded_and_later_candidates_timed(tmp_path, monkeypatch)
     names = ["ok0", "compile", "wrong", "runtime", "crash_check", "ok1", "crash_time", "ok2",
              "hang_time", "ok3"]
     cands, ids = stub_candidates(names)
-    monkeypatch.setattr(registry, "candidates", lambda geom, spec: list(cands))
+    monkeypatch.setattr(registry, "candidates", lambda geom, spec, direction="forward": list(cands))
     failures = {ids["compile"]: "compile_error", ids["wrong"]: "wrong",
                 ids["runtime"]: "runtime_error", ids["crash_check"]: "crash_check",
                 ids["crash_time"]: "crash_time", ids["hang_time"]: "hang_time"}
@@ -380,3 +380,33 @@ def test_sidecar_is_json_next_to_csv(tmp_path):
     with pytest.raises(ValueError, match="not a"):
         (tmp_path / "y.meta.json").write_text(json.dumps({"format": "other"}))
         read_sidecar(tmp_path / "y.meta.json")
+
+
+@pytest.mark.parametrize("direction", ["dgrad", "wgrad"])
+def test_gradient_sweep_measures_that_direction(tmp_path, direction):
+    out = tmp_path / f"{direction}.csv"
+    backend = FakeBackend(direction=direction)
+    summary = sweep(PROBLEMS[:2], out, backend=backend, limit_candidates=None)
+    assert summary["problems_done"] == 2
+    df = read_sweep(out)
+    spec = lookup("h100")
+    for p in PROBLEMS[:2]:
+        want = registry.candidates(p.geom, spec, direction)
+        got = df[df.problem_id == p.id]
+        assert sorted(got.family + ":" + got.config) == sorted(c.id for c in want)
+    assert {registry.family(f).direction for f in df.family} == {direction}
+    assert read_sidecar(sidecar_path(out))["harness"]["direction"] == direction
+    # Resuming with another direction is refused: the harness settings differ.
+    with pytest.raises(ValueError, match="direction"):
+        sweep(PROBLEMS[:2], out, backend=FakeBackend(direction="wgrad" if direction == "dgrad"
+                                                     else "dgrad"))
+
+
+def test_sweep_cli_direction_flag(tmp_path):
+    out = tmp_path / "d.csv"
+    rc = cli.main(["sweep", "--problems", "resnet50", "--backend", "fake", "--jobs", "1",
+                   "--limit-candidates", "2", "--direction", "wgrad", "--out", str(out),
+                   "--quiet", "--dtype", "float16"])
+    assert rc == 0
+    df = read_sweep(out)
+    assert set(df.family) <= {f.name for f in registry.families("wgrad")}

@@ -82,6 +82,8 @@ class CudaBackend:
     # Fraction of GPU memory the concurrent check workers of one problem may fill.
     memory_fraction: float = 0.6
     name: str = "cuda"
+    # What the sweep measures: the forward conv or one of its gradients (dgrad, wgrad).
+    direction: str = "forward"
 
     # parent side
     def _torch_device(self):
@@ -125,7 +127,8 @@ class CudaBackend:
         from .inputs import REFERENCE_RULE, SEED_RULE, TOLERANCE
 
         return {"backend": self.name, "timing": self.timing.as_dict(),
-                "tolerance": dict(TOLERANCE), "reference": REFERENCE_RULE, "seed": SEED_RULE}
+                "tolerance": dict(TOLERANCE), "reference": REFERENCE_RULE, "seed": SEED_RULE,
+                **({"direction": self.direction} if self.direction != "forward" else {})}
 
     def max_parallel(self, geom: ConvGeometry) -> int | None:
         """How many check workers may hold this problem at once without running out of
@@ -165,6 +168,9 @@ class CudaBackend:
             torch.cuda.empty_cache()
             dev = torch.device(self.device)
             x, w, b = make_inputs(geom, dev, seed_of(problem_id))
+            if self.direction != "forward":
+                _STATE.update(key=key, tensors=self._grad_tensors(role, problem_id, geom, x, w))
+                return _STATE["tensors"]
             if role == "check":
                 extra = reference(geom, x, w, b)
             else:
@@ -173,6 +179,20 @@ class CudaBackend:
                                     memory_format=memory_format(geom))
             _STATE.update(key=key, tensors=(x, w, b, extra))
         return _STATE["tensors"]
+
+    def _grad_tensors(self, role: str, problem_id: str, geom: ConvGeometry, x, w) -> tuple:
+        """(dy, x, w, reference or output buffer) of a gradient sweep."""
+        import torch
+
+        from .inputs import grad_reference, make_grad_output, seed_of
+
+        dy = make_grad_output(geom, x.device, seed_of(problem_id))
+        like = x if self.direction == "dgrad" else w
+        if role == "check":
+            extra = grad_reference(geom, self.direction, dy, x, w)
+        else:
+            extra = torch.empty_like(like, memory_format=torch.preserve_format)
+        return dy, x, w, extra
 
     def _context_dead(self) -> bool:
         import torch
@@ -197,15 +217,20 @@ class CudaBackend:
     def check(self, problem_id: str, geom: ConvGeometry, cand_id: str) -> Outcome:
         import torch
 
-        from ..dispatcher.launch import run_candidate
+        from ..dispatcher.launch import run_candidate, run_grad_candidate
         from ..kernels.base import Candidate
         from .inputs import rel_err, tolerance
 
         t0 = None
         try:
-            x, w, b, ref = self._tensors("check", problem_id, geom)
+            tensors = self._tensors("check", problem_id, geom)
+            ref = tensors[3]
+            cand = Candidate.parse(cand_id)
             t0 = _time.perf_counter()
-            out = run_candidate(Candidate.parse(cand_id), x, w, b, geom)
+            if self.direction != "forward":  # tensors: dy, x, w, reference
+                out = run_grad_candidate(cand, self.direction, *tensors[:3], geom)
+            else:  # tensors: x, w, bias, reference
+                out = run_candidate(cand, *tensors[:3], geom)
             torch.cuda.synchronize()
             compile_s = _time.perf_counter() - t0
             err = rel_err(out, ref)
@@ -217,11 +242,14 @@ class CudaBackend:
 
     def time(self, problem_id: str, geom: ConvGeometry, cand_id: str | None) -> Outcome:
         from ..kernels.base import Candidate
-        from .timing import CudaTimer, candidate_fn, cudnn_fn
+        from .timing import CudaTimer, candidate_fn, cudnn_fn, grad_fn
 
         try:
             x, w, b, out = self._tensors("time", problem_id, geom)
-            if cand_id is None:
+            if self.direction != "forward":
+                fn = grad_fn(Candidate.parse(cand_id) if cand_id else None, self.direction,
+                             x, w, b, geom, out)  # (dy, x, w, out) in a gradient sweep
+            elif cand_id is None:
                 fn = cudnn_fn(geom, x, w, b)
             else:
                 fn = candidate_fn(Candidate.parse(cand_id), x, w, b, geom, out)
@@ -257,6 +285,7 @@ class FakeBackend:
     failures: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     name: str = "fake"
+    direction: str = "forward"
 
     def __post_init__(self) -> None:
         for key, kind in self.failures.items():
@@ -279,7 +308,8 @@ class FakeBackend:
 
     def settings(self) -> dict:
         return {"backend": self.name, "gpu": self.gpu, "failures": dict(sorted(
-            self.failures.items()))}
+            self.failures.items())),
+                **({"direction": self.direction} if self.direction != "forward" else {})}
 
     def max_parallel(self, geom: ConvGeometry) -> int | None:
         return None

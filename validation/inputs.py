@@ -146,3 +146,37 @@ def tolerance(dtype: str) -> float:
         return TOLERANCE[dtype]
     except KeyError:
         raise ValueError(f"no tolerance for dtype {dtype!r}; known: {sorted(TOLERANCE)}") from None
+
+
+def make_grad_output(geom: ConvGeometry, device: torch.device | str, seed: int) -> torch.Tensor:
+    """A fresh random-normal dY (the gradient reaching the conv output), input's layout."""
+    device = torch.device(device)
+    gen = torch.Generator(device=device).manual_seed(int(seed) ^ 0x5EED)
+    shape = [geom.n, geom.k, *geom.out_spatial[3 - geom.dims:]]
+    dy = torch.randn(shape, generator=gen, device=device, dtype=torch.float32)
+    return dy.to(TORCH_DTYPES[geom.dtype]).contiguous(memory_format=memory_format(geom))
+
+
+def torch_grad(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tensor,
+               w: torch.Tensor) -> torch.Tensor:
+    """dX (direction 'dgrad') or dW ('wgrad') through torch (cuDNN on a GPU); symmetric
+    padding only, as the sweep's geometries have."""
+    if direction not in ("dgrad", "wgrad"):
+        raise ValueError(f"direction must be 'dgrad' or 'wgrad', got {direction!r}")
+    a = conv_args(geom)
+    mask = [direction == "dgrad", direction == "wgrad", False]
+    gx, gw, _ = torch.ops.aten.convolution_backward(
+        dy, x, w, None, list(a["stride"]), list(a["padding"]), list(a["dilation"]), False,
+        [0] * geom.dims, geom.g, mask)
+    return gx if direction == "dgrad" else gw
+
+
+def grad_reference(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tensor,
+                   w: torch.Tensor) -> torch.Tensor:
+    """Exact-ish gradient of the same rounded tensors: see REFERENCE_RULE."""
+    if geom.flops <= REF_CPU_MAX_FLOPS or x.device.type == "cpu":
+        dev, dt = torch.device("cpu"), torch.float64
+    else:
+        dev, dt = x.device, torch.float32
+    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+        return torch_grad(geom, direction, dy.to(dev, dt), x.to(dev, dt), w.to(dev, dt))

@@ -198,9 +198,10 @@ def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
     meta = _start_meta(out_csv, env, harness, shard, bool(done_keys))
 
     # Plan: the candidates each problem still needs (the registry's forced path).
+    direction = getattr(backend, "direction", "forward")
     plan, skipped, empty = [], 0, 0
     for p in mine:
-        cands = spread(registry.candidates(p.geom, spec), limit_candidates)
+        cands = spread(registry.candidates(p.geom, spec, direction), limit_candidates)
         todo = [c for c in cands if (p.id, c.family, str(c.config)) not in done_keys]
         if not cands:
             empty += 1

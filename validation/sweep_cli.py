@@ -42,6 +42,9 @@ def register(subparsers) -> None:
                    help="seconds one compile + check may take")
     p.add_argument("--time-timeout", type=positive_seconds, default=300.0, metavar="S",
                    help="seconds one timing may take")
+    p.add_argument("--direction", choices=("forward", "dgrad", "wgrad"), default="forward",
+                   help="what to measure: the forward conv or a gradient (dgrad: of the "
+                        "input, wgrad: of the weight); write each to its own CSV")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.set_defaults(func=run_sweep_command)
 
@@ -58,9 +61,11 @@ def make_backend(args: argparse.Namespace):
     from .backends import CudaBackend, FakeBackend
     from .timing import TimingSettings
 
+    direction = getattr(args, "direction", "forward")
     if args.backend == "fake":
-        return FakeBackend()
-    return CudaBackend(timing=TimingSettings(warmup_ms=args.warmup_ms, rep_ms=args.rep_ms))
+        return FakeBackend(direction=direction)
+    return CudaBackend(timing=TimingSettings(warmup_ms=args.warmup_ms, rep_ms=args.rep_ms),
+                       direction=direction)
 
 
 def run_sweep_command(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ...kernels.geometry import DTYPE_BYTES, ConvGeometry
+from ...kernels.geometry import DTYPE_BYTES, DTYPES, ConvGeometry
 
 # A sweep times every candidate of every problem, so one problem must stay cheap:
 # at most this many FLOPs and this many bytes of input + weight + output tensors.
@@ -17,8 +17,8 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 
 def tensor_bytes(geom: ConvGeometry) -> int:
-    """Bytes of input, weight and output at the widest dtype (float32)."""
-    return geom.min_bytes // geom.elem_bytes * max(DTYPE_BYTES.values())
+    """Bytes of input, weight and output at the widest problem dtype (float32)."""
+    return geom.min_bytes // geom.elem_bytes * max(DTYPE_BYTES[d] for d in DTYPES)
 
 
 def within_caps(geom: ConvGeometry) -> bool:

@@ -1,0 +1,165 @@
+"""Autograd for conv2d/conv3d: forward on the dispatcher, gradients on dgrad/wgrad kernels.
+
+``conv2d``/``conv3d`` come here when a gradient is needed. The forward pass is
+the dispatcher's usual one; the backward pass applies the fused epilogue's own
+gradient (activation, residual, bias) with torch's elementwise formulas, then
+launches the kernel each gradient direction's chooser picks: ``dgrad`` for the
+input, ``wgrad`` for the weight. Choices are cached per geometry like forward
+ones; nothing is timed. Activations whose derivative needs the pre-activation
+value (gelu, silu) keep it from the forward pass: the conv runs with bias and
+residual fused and the activation is applied by torch.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+from ..kernels.device import interpreter_enabled, spec_of
+from ..kernels.geometry import ConvGeometry
+from . import args as argcheck
+from .fallback import ACTIVATION_FNS, FallbackWarning, fall_back, torch_conv
+from .launch import launch_grad
+
+_warned: set[str] = set()
+_lock = threading.Lock()
+
+
+def _grad_unsupported(p: argcheck.ParsedCall, geom: ConvGeometry | None) -> str | None:
+    if geom is None:
+        return f"dtype {p.x.dtype} has no gradient kernel (float16, bfloat16, float32 do)"
+    if p.x.device.type != "cuda" and not interpreter_enabled():
+        return f"{p.x.device.type} tensors run on Triton only under TRITON_INTERPRET=1"
+    return None
+
+
+def conv_with_grad(dims: int, input, weight, bias, stride, padding, dilation, groups,
+                   activation, residual) -> torch.Tensor:
+    """A differentiable conv: ``_ConvFn`` where kernels can run, else torch's."""
+    p = argcheck.parse(dims, input, weight, bias, stride, padding, dilation, groups, residual,
+                       activation)
+    argcheck.check_residual_shape(p, f"conv{dims}d")
+    if p.residual is not None and p.unbatched:
+        p.residual = p.residual.unsqueeze(0)
+    if p.x.device.type == "meta" or 0 in (p.x.shape[0], p.x.shape[1]):
+        out = torch_conv(p, dims, activation)  # nothing to compute: torch's shapes and grads
+        return out.squeeze(0) if p.unbatched else out
+    geom = argcheck.grad_geometry(p, dims)
+    reason = _grad_unsupported(p, geom)
+    if reason is not None:
+        out = fall_back(p, dims, activation, reason)
+        return out.squeeze(0) if p.unbatched else out
+    return _ConvFn.apply(input, weight, bias, residual, dims, stride, padding, dilation, groups,
+                         activation, geom, p.unbatched)
+
+
+class _ConvFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, bias, residual, dims, stride, padding, dilation, groups, activation,
+                geom, unbatched):
+        from .api import _conv
+
+        if activation in ("gelu", "silu"):
+            z = _conv(dims, x, w, bias, stride, padding, dilation, groups, None, residual)
+            y = ACTIVATION_FNS[activation](z)
+            saved = z
+        else:
+            y = _conv(dims, x, w, bias, stride, padding, dilation, groups, activation, residual)
+            saved = y if activation in ("relu", "relu6") else None
+        ctx.save_for_backward(x, w, saved)
+        ctx.geom, ctx.activation, ctx.unbatched, ctx.dims = geom, activation, unbatched, dims
+        ctx.residual_shape = None if residual is None else residual.shape
+        return y
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, w, saved = ctx.saved_tensors
+        need_x, need_w, need_b, need_r = ctx.needs_input_grad[:4]
+        dz = epilogue_grad(gy, saved, ctx.activation)
+        dx = dw = db = dr = None
+        if need_r:
+            dr = dz.reshape(ctx.residual_shape)
+        dz5 = dz.unsqueeze(0) if ctx.unbatched else dz
+        if need_b:
+            acc = torch.float64 if dz5.dtype == torch.float64 else torch.float32
+            reduce = [0, *range(2, dz5.dim())]
+            db = dz5.sum(dim=reduce, dtype=acc).to(dz5.dtype)
+        xb = x.unsqueeze(0) if ctx.unbatched else x
+        if need_x:
+            dx = grad_input(ctx.geom, dz5, w, xb)
+            dx = dx.squeeze(0) if ctx.unbatched else dx
+        if need_w:
+            dw = grad_weight(ctx.geom, dz5, xb, w)
+        return dx, dw, db, dr, None, None, None, None, None, None, None, None
+
+
+def epilogue_grad(gy: torch.Tensor, saved: torch.Tensor | None,
+                  activation: str | None) -> torch.Tensor:
+    """d(loss)/d(conv + bias + residual) from d(loss)/d(output), as torch's formulas give."""
+    if activation == "relu":
+        return torch.where(saved > 0, gy, torch.zeros_like(gy))
+    if activation == "relu6":
+        return torch.where((saved > 0) & (saved < 6), gy, torch.zeros_like(gy))
+    if activation == "gelu":
+        return torch.ops.aten.gelu_backward(gy, saved)
+    if activation == "silu":
+        return torch.ops.aten.silu_backward(gy, saved)
+    return gy
+
+
+def _run(geom: ConvGeometry, direction: str, dy, x, w, out) -> torch.Tensor:
+    from .api import decide
+
+    device = spec_of(dy.device)
+    try:
+        dec = decide(geom, device, direction=direction)
+    except RuntimeError as e:  # no family offers a candidate
+        return _torch_grad(geom, direction, dy, x, w, str(e))
+    launch_grad(dec.candidate, geom, dy, x=x, w=w, out=out)
+    return out
+
+
+def grad_input(geom: ConvGeometry, dy: torch.Tensor, w: torch.Tensor,
+               x: torch.Tensor) -> torch.Tensor:
+    """dX of a batched conv, in X's memory format."""
+    out = torch.empty_like(x, memory_format=torch.preserve_format)
+    return _run(geom, "dgrad", dy, x, w, out)
+
+
+def grad_weight(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor,
+                w: torch.Tensor) -> torch.Tensor:
+    """dW of a batched conv, in W's memory format."""
+    out = torch.empty_like(w, memory_format=torch.preserve_format)
+    return _run(geom, "wgrad", dy, x, w, out)
+
+
+def _torch_grad(geom: ConvGeometry, direction: str, dy, x, w, why: str) -> torch.Tensor:
+    """torch's convolution_backward for one direction, with one warning per reason."""
+    with _lock:
+        first = why not in _warned
+        _warned.add(why)
+    if first:
+        warnings.warn(f"convdispatch: {direction} through torch: {why}", FallbackWarning,
+                      stacklevel=3)
+    lead = 3 - geom.dims
+    pad_lo, pad_hi = geom.pad[lead:], geom.pads_hi[lead:]
+    if pad_lo != pad_hi:  # asymmetric 'same' padding: pad explicitly, crop dX after
+        pads = [v for lo, hi in zip(reversed(pad_lo), reversed(pad_hi)) for v in (lo, hi)]
+        xp = F.pad(x, pads)
+        pad = (0,) * geom.dims
+    else:
+        xp, pad = x, pad_lo
+    mask = (direction == "dgrad", direction == "wgrad", False)
+    gx, gw, _ = torch.ops.aten.convolution_backward(
+        dy, xp, w, None, list(geom.stride[lead:]), list(pad), list(geom.dilation[lead:]),
+        False, [0] * geom.dims, geom.g, list(mask))
+    if direction == "wgrad":
+        return gw
+    if xp is not x:
+        idx = [slice(None), slice(None)] + [slice(lo, lo + size) for lo, size in
+                                            zip(pad_lo, x.shape[2:])]
+        gx = gx[tuple(idx)]
+    return gx

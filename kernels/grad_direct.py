@@ -1,0 +1,286 @@
+"""Gradients of depthwise and few-channel grouped convolutions with fused multiply-adds.
+
+With one to sixteen channels a group the per-group GEMMs are too thin for the
+tensor cores (a 16-wide MMA tile would be mostly padding), so both gradients
+run as FMA over channels, NHWC channels contiguous in each load:
+
+- dgrad: a program computes BLOCK_M input pixels of one stride phase (see
+  ``dgrad_gemm``) x BLOCK_N input channels; each tap and each of the group's
+  K/G output channels adds dY x W.
+- wgrad: a program owns BLOCK_N (output channel, input channel of its group)
+  pairs of one filter tap and reduces dY x X over BLOCK_M pixels at a time;
+  pixels are split over SPLIT_K programs and the slices added in a fixed order
+  (``wgrad_gemm.reduce_splits``).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from .base import Config, GradCall
+from .common import first_tap, needs_int64, split_rows, strides5, tap_steps
+from .dgrad_gemm import phase_rows
+from .geometry import DTYPES
+from .grad_common import GradFamily, grad_acc
+from .launcher import launch_kernel
+from .wgrad_gemm import reduce_splits, split_ok, split_workspace
+
+_RUNTIME_INTS = ["M", "P", "D", "H", "W", "OD", "OH", "OW", "T", "R", "S",
+                 "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw",
+                 "DQ", "HQ", "WQ", "TAPS", "TI", "RI", "SI", "tstep", "rstep", "sstep",
+                 "ITERS_PER_SPLIT", "WS_STRIDE"]
+# Largest channels a group either direct kernel takes: beyond it the GEMM families win.
+MAX_GROUP_CHANNELS = 16
+
+
+@triton.jit(do_not_specialize=_RUNTIME_INTS)
+def dgrad_direct_kernel(
+    dy_ptr, w_ptr, dx_ptr,
+    M, CG, KG, CTOT, D, H, W, OD, OH, OW, T, R, S,
+    std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
+    DQ, HQ, WQ, TAPS, TI, RI, SI, tstep, rstep, sstep, ddd, ddh, ddw,
+    syn, syc, syd, syh, syw, swk, swc, swt, swr, sws, sxn, sxc, sxd, sxh, sxw,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PHASES: tl.constexpr,
+    ACC: tl.constexpr, INT64: tl.constexpr,
+):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_c = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    phase = tl.program_id(2)
+    pw = phase % stw
+    ph = (phase // stw) % sth
+    pd = phase // (stw * sth)
+    n, qd, qh, qw = split_rows(offs_m, DQ, HQ, WQ)
+    idd = qd * std + pd
+    ih = qh * sth + ph
+    iw = qw * stw + pw
+    m_mask = (offs_m < M) & (idd < D) & (ih < H) & (iw < W)
+    c_mask = offs_c < CTOT
+    k_first = (offs_c // CG) * KG
+    w_col = k_first * swk + (offs_c % CG) * swc
+    if INT64:
+        n = n.to(tl.int64)
+        k_first = k_first.to(tl.int64)
+        w_col = w_col.to(tl.int64)
+    t0 = first_tap(pd, pdd, dld, std, tstep)
+    r0 = first_tap(ph, pdh, dlh, sth, rstep)
+    s0 = first_tap(pw, pdw, dlw, stw, sstep)
+    # Output coordinate of tap (t0 + ti * tstep) is q + base - ti * (tstep * dil / stride):
+    # exact, with no division per pixel.
+    bd = (pd + pdd - t0 * dld) // std
+    bh = (ph + pdh - r0 * dlh) // sth
+    bw = (pw + pdw - s0 * dlw) // stw
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
+    for tap in range(0, TAPS):
+        si = tap % SI
+        ri = (tap // SI) % RI
+        ti = tap // (SI * RI)
+        kt = t0 + ti * tstep
+        kr = r0 + ri * rstep
+        ks = s0 + si * sstep
+        od = qd + bd - ti * ddd
+        oh = qh + bh - ri * ddh
+        ow = qw + bw - si * ddw
+        tap_ok = (kt < T) & (kr < R) & (ks < S)
+        row_ok = (m_mask & tap_ok & (od >= 0) & (oh >= 0) & (ow >= 0)
+                  & (od < OD) & (oh < OH) & (ow < OW))
+        y_off = n * syn + od * syd + oh * syh + ow * syw
+        w_tap = w_col + kt * swt + kr * swr + ks * sws
+        for j in range(0, KG):
+            dy = tl.load(dy_ptr + y_off[:, None] + ((k_first + j) * syc)[None, :],
+                         mask=row_ok[:, None] & c_mask[None, :], other=0.0)
+            wv = tl.load(w_ptr + w_tap + j * swk, mask=c_mask & tap_ok, other=0.0)
+            acc += dy.to(ACC) * wv.to(ACC)[None, :]
+    x_off = n * sxn + idd * sxd + ih * sxh + iw * sxw
+    tl.store(dx_ptr + x_off[:, None] + (offs_c * sxc)[None, :], acc.to(dx_ptr.dtype.element_ty),
+             mask=m_mask[:, None] & c_mask[None, :])
+
+
+@triton.jit(do_not_specialize=_RUNTIME_INTS)
+def wgrad_direct_kernel(
+    dy_ptr, x_ptr, dw_ptr, ws_ptr,
+    P, CG, KG, QTOT, D, H, W, OD, OH, OW, T, R, S,
+    std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, ITERS_PER_SPLIT, WS_STRIDE,
+    syn, syc, syd, syh, syw, sxn, sxc, sxd, sxh, sxw, swk, swc, swt, swr, sws,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr,
+    ACC: tl.constexpr, INT64: tl.constexpr,
+):
+    offs_q = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    tap = tl.program_id(1)
+    pid_k = tl.program_id(2)
+    ks = tap % S
+    kr = (tap // S) % R
+    kt = tap // (S * R)
+    q_mask = offs_q < QTOT
+    k = offs_q // CG
+    cl = offs_q % CG
+    c = (k // KG) * CG + cl
+    y_col = k * syc
+    x_col = c * sxc
+    offs_p0 = tl.arange(0, BLOCK_M)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
+    for i in range(0, ITERS_PER_SPLIT):
+        offs_p = (pid_k * ITERS_PER_SPLIT + i) * BLOCK_M + offs_p0
+        p_ok = offs_p < P
+        n, od, oh, ow = split_rows(offs_p, OD, OH, OW)
+        idd = od * std - pdd + kt * dld
+        ih = oh * sth - pdh + kr * dlh
+        iw = ow * stw - pdw + ks * dlw
+        x_ok = p_ok & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        if INT64:
+            n = n.to(tl.int64)
+        dy = tl.load(dy_ptr + (n * syn + od * syd + oh * syh + ow * syw)[:, None] + y_col[None, :],
+                     mask=p_ok[:, None] & q_mask[None, :], other=0.0)
+        xv = tl.load(x_ptr + (n * sxn + idd * sxd + ih * sxh + iw * sxw)[:, None] + x_col[None, :],
+                     mask=x_ok[:, None] & q_mask[None, :], other=0.0)
+        acc += dy.to(ACC) * xv.to(ACC)
+    total = tl.sum(acc, axis=0)
+    if SPLIT_K == 1:
+        w_off = k * swk + cl * swc + kt * swt + kr * swr + ks * sws
+        tl.store(dw_ptr + w_off, total.to(dw_ptr.dtype.element_ty), mask=q_mask)
+    else:
+        # Workspace [SPLIT_K, T*R*S, K, C/G] as in wgrad_gemm: q = k * C/G + c.
+        tl.store(ws_ptr + pid_k * WS_STRIDE + tap * QTOT + offs_q, total, mask=q_mask)
+
+
+class DgradDirectFamily(GradFamily):
+    name = "dgrad_direct"
+    summary = "gradient of the input for depthwise / few-channel groups: FMA per stride phase"
+    direction = "dgrad"
+    configs = tuple(Config(BLOCK_M=bm, BLOCK_N=bn, num_warps=wp, num_stages=1)
+                    for bm, bn, wp in ((16, 32, 4), (32, 32, 4), (32, 64, 4), (64, 32, 4),
+                                       (64, 64, 4), (64, 128, 4), (128, 32, 4), (128, 64, 4),
+                                       (128, 64, 8), (128, 128, 8), (256, 64, 8)))
+
+    def supports(self, geom) -> str | None:
+        if geom.g == 1:
+            return "dense convolutions go to dgrad_gemm"
+        if geom.cg > MAX_GROUP_CHANNELS or geom.kg > MAX_GROUP_CHANNELS:
+            return (f"{geom.cg} in / {geom.kg} out channels a group: more than "
+                    f"{MAX_GROUP_CHANNELS}, dgrad_gemm's tiles fill")
+        return None
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        m = phase_rows(geom)[0]
+        if cfg["BLOCK_M"] > max(32, 2 * m):
+            return f"BLOCK_M={cfg['BLOCK_M']} exceeds the {m} input pixels of a phase"
+        if cfg["BLOCK_N"] > max(32, 2 * geom.c):
+            return f"BLOCK_N={cfg['BLOCK_N']} exceeds the {geom.c} input channels"
+        return super().config_ok(geom, cfg, device)
+
+    def launch(self, call: GradCall, cfg: Config) -> None:
+        g = call.geom
+        bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
+        m, dq, hq, wq = phase_rows(g)
+        steps, taps, moves = tap_steps(g)
+        phases = g.stride[0] * g.stride[1] * g.stride[2]
+        grid = (triton.cdiv(m, bm), triton.cdiv(g.c, bn), phases)
+        launch_kernel(dgrad_direct_kernel, grid,
+            call.dy, call.w, call.out,
+            m, g.cg, g.kg, g.c, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
+            *g.stride, *g.pad, *g.dilation, dq, hq, wq, taps[0] * taps[1] * taps[2], *taps,
+            *steps, *moves, *strides5(call.dy), *strides5(call.w), *strides5(call.out),
+            BLOCK_M=bm, BLOCK_N=bn, PHASES=phases, ACC=grad_acc(call),
+            INT64=needs_int64(call), num_warps=cfg["num_warps"], num_stages=1,
+        )
+
+
+class WgradDirectFamily(GradFamily):
+    name = "wgrad_direct"
+    summary = ("gradient of the weight for depthwise / few-channel groups: FMA reduction "
+               "over pixels, split with a fixed-order reduction")
+    direction = "wgrad"
+    configs = tuple(Config(BLOCK_M=bm, BLOCK_N=bn, SPLIT_K=sk, num_warps=4, num_stages=1)
+                    for sk in (1, 8, 32, 128)
+                    for bm, bn in ((32, 32), (32, 64), (64, 32), (64, 64), (128, 32), (32, 128)))
+
+    def supports(self, geom) -> str | None:
+        if geom.g == 1:
+            return "dense convolutions go to wgrad_gemm"
+        if geom.cg > MAX_GROUP_CHANNELS:
+            return (f"{geom.cg} input channels a group: more than {MAX_GROUP_CHANNELS}, "
+                    "wgrad_gemm's tiles fill")
+        return None
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        q = geom.k * geom.cg
+        if cfg["BLOCK_N"] > max(32, 2 * q):
+            return f"BLOCK_N={cfg['BLOCK_N']} exceeds the {q} weight rows"
+        programs = triton.cdiv(q, cfg["BLOCK_N"]) * geom.t * geom.r * geom.s
+        steps = triton.cdiv(geom.gemm_m, cfg["BLOCK_M"])
+        return split_ok(geom, cfg, device, programs, steps) or super().config_ok(geom, cfg, device)
+
+    def launch(self, call: GradCall, cfg: Config) -> None:
+        g = call.geom
+        bm, bn, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["SPLIT_K"]
+        q = g.k * g.cg
+        trs = g.t * g.r * g.s
+        per_split = triton.cdiv(triton.cdiv(g.gemm_m, bm), split)
+        ws = split_workspace(call, split) if split > 1 else call.out
+        launch_kernel(wgrad_direct_kernel, (triton.cdiv(q, bn), trs, split),
+            call.dy, call.x, call.out, ws,
+            g.gemm_m, g.cg, g.kg, q, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
+            *g.stride, *g.pad, *g.dilation, per_split, q * trs,
+            *strides5(call.dy), *strides5(call.x), *strides5(call.out),
+            BLOCK_M=bm, BLOCK_N=bn, SPLIT_K=split, ACC=grad_acc(call),
+            INT64=needs_int64(call), num_warps=cfg["num_warps"], num_stages=1,
+        )
+        if split > 1:
+            reduce_splits(call, ws, split)
+
+
+def transposed_geometry(geom):
+    """The stride-1 forward convolution whose output is dX: dY convolved with the flipped
+    filter (channels swapped), or None when the padding it needs would be negative."""
+    from .geometry import ConvGeometry
+
+    if geom.stride != (1, 1, 1):
+        return None
+    taps = (geom.t, geom.r, geom.s)
+    lo = tuple(dl * (t - 1) - p for dl, t, p in zip(geom.dilation, taps, geom.pad))
+    out = geom.out_spatial
+    hi = tuple(size - o + dl * (t - 1) - low for size, o, dl, t, low in
+               zip((geom.d, geom.h, geom.w), out, geom.dilation, taps, lo))
+    if min(lo + hi) < 0:
+        return None
+    return ConvGeometry(n=geom.n, c=geom.k, k=geom.c, g=geom.g, d=out[0], h=out[1], w=out[2],
+                        t=geom.t, r=geom.r, s=geom.s, pad=lo, pad_hi=hi,
+                        dilation=geom.dilation, dims=geom.dims, dtype=geom.dtype,
+                        layout=geom.layout)
+
+
+class DgradDepthwiseFamily(GradFamily):
+    """dgrad of a stride-1 depthwise conv is a depthwise conv of dY with the flipped filter:
+    the forward ``depthwise`` family's 2D-tile kernel and config space run it."""
+
+    name = "dgrad_depthwise"
+    summary = "gradient of the input for stride-1 depthwise: the forward depthwise kernel on dY"
+    direction = "dgrad"
+    dtypes = DTYPES
+
+    def __init__(self) -> None:
+        from .depthwise import DepthwiseFamily
+
+        self.forward = DepthwiseFamily()
+        self.configs = self.forward.configs
+
+    def supports(self, geom) -> str | None:
+        if geom.g == 1 or geom.cg != 1 or geom.kg != 1:
+            return "not a depthwise convolution with one output channel a group"
+        tg = transposed_geometry(geom)
+        if tg is None:
+            return "stride > 1, or padding past the filter's reach: no forward equivalent"
+        return self.forward.supports(tg)
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        return self.forward.config_ok(transposed_geometry(geom), cfg, device)
+
+    def launch(self, call: GradCall, cfg: Config) -> None:
+        from .base import ConvCall
+
+        # The flipped filter is a copy of C x taps elements: negligible next to dY and dX.
+        flipped = call.w.flip(2, 3, 4)
+        conv = ConvCall(x=call.dy, w=flipped, out=call.out, bias=None, residual=None,
+                        geom=transposed_geometry(call.geom), activation=0,
+                        allow_tf32=call.allow_tf32)
+        self.forward.launch(conv, cfg)

@@ -1,0 +1,93 @@
+"""Gradients of few-channel grouped convolutions with whole groups packed into one MMA tile.
+
+ResNeXt's 3x3 layers have 4 to 32 channels a group: a per-group GEMM tile would be
+mostly padding and FMA kernels are bound by loads. These families run the dgrad /
+wgrad implicit GEMMs (``dgrad_gemm``, ``wgrad_gemm``) over ``GPT`` consecutive groups
+at once, as ``grouped_packed`` does forward:
+
+- dgrad_packed: a program's BLOCK_N input channels are GPT = BLOCK_N / (C/G) whole
+  groups; the reduction runs over their GPT x K/G output channels with a block-diagonal
+  weight tile (other groups' entries masked to zero).
+- wgrad_packed: a program's BLOCK_M x BLOCK_N tile covers GPT = min(BLOCK_M / (K/G),
+  BLOCK_N / (C/G)) groups; only the tile's block-diagonal part is stored.
+
+The tensor cores multiply the zero blocks too; they are fast enough that this beats
+loading each operand per group.
+"""
+
+from __future__ import annotations
+
+import triton
+
+from .base import Config, GradCall, KernelFamily, tile_fits
+from .dgrad_gemm import DgradGemmFamily, launch_dgrad, phase_rows
+from .wgrad_gemm import WgradGemmFamily, launch_wgrad, split_ok
+
+# Groups of at most this many channels are worth packing.
+MAX_PACKED_CHANNELS = 32
+
+
+def _thin(geom) -> str | None:
+    if geom.g == 1:
+        return "dense convolutions have no groups to pack"
+    if max(geom.cg, geom.kg) > MAX_PACKED_CHANNELS:
+        return (f"{geom.cg} in / {geom.kg} out channels a group: more than "
+                f"{MAX_PACKED_CHANNELS}, a group fills a tile by itself")
+    return None
+
+
+def dgrad_gpt(geom, cfg: Config) -> int:
+    return max(1, min(cfg["BLOCK_N"] // geom.cg, geom.g))
+
+
+def wgrad_gpt(geom, cfg: Config) -> int:
+    return max(1, min(cfg["BLOCK_M"] // geom.kg, cfg["BLOCK_N"] // geom.cg, geom.g))
+
+
+class DgradPackedFamily(DgradGemmFamily):
+    name = "dgrad_packed"
+    summary = "gradient of the input for few-channel groups: whole groups packed in a tile"
+
+    def supports(self, geom) -> str | None:
+        return _thin(geom)
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        gpt = dgrad_gpt(geom, cfg)
+        if gpt < 2:
+            return f"BLOCK_N={cfg['BLOCK_N']} holds fewer than two groups of {geom.cg} channels"
+        if cfg["BLOCK_N"] > max(16, 2 * gpt * geom.cg):
+            return f"BLOCK_N={cfg['BLOCK_N']} is over twice the {gpt} groups it packs"
+        m = phase_rows(geom)[0]
+        if not tile_fits(cfg["BLOCK_M"], m, 64):
+            return f"BLOCK_M={cfg['BLOCK_M']} exceeds the {m} input pixels of a phase"
+        if not tile_fits(cfg["BLOCK_K"], gpt * geom.kg, 16):
+            return f"BLOCK_K={cfg['BLOCK_K']} exceeds the {gpt * geom.kg} packed output channels"
+        return KernelFamily.config_ok(self, geom, cfg, device)
+
+    def launch(self, call: GradCall, cfg: Config) -> None:
+        launch_dgrad(call, cfg, dgrad_gpt(call.geom, cfg))
+
+
+class WgradPackedFamily(WgradGemmFamily):
+    name = "wgrad_packed"
+    summary = "gradient of the weight for few-channel groups: whole groups packed in a tile"
+
+    def supports(self, geom) -> str | None:
+        return _thin(geom)
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        gpt = wgrad_gpt(geom, cfg)
+        if gpt < 2:
+            return (f"a {cfg['BLOCK_M']}x{cfg['BLOCK_N']} tile holds fewer than two groups of "
+                    f"{geom.kg}x{geom.cg} channels")
+        if cfg["BLOCK_M"] > 2 * gpt * geom.kg or cfg["BLOCK_N"] > 2 * gpt * geom.cg:
+            return f"the tile is over twice the {gpt} groups it packs"
+        programs = (triton.cdiv(geom.g, gpt) * geom.t * geom.r * geom.s
+                    * triton.cdiv(gpt * geom.kg, cfg["BLOCK_M"])
+                    * triton.cdiv(gpt * geom.cg, cfg["BLOCK_N"]))
+        steps = triton.cdiv(geom.gemm_m, cfg["BLOCK_K"])
+        return split_ok(geom, cfg, device, programs, steps) or KernelFamily.config_ok(
+            self, geom, cfg, device)
+
+    def launch(self, call: GradCall, cfg: Config) -> None:
+        launch_wgrad(call, cfg, wgrad_gpt(call.geom, cfg))

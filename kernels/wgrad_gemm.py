@@ -1,0 +1,208 @@
+"""Gradient of the weight (wgrad) as an implicit GEMM with a deterministic split reduction.
+
+dW[k, c, r] = sum over pixels p (N x OD x OH x OW) of dY[n, k, o] * X[n, c, o *
+stride - pad + r * dilation]. GEMM view per (group, filter tap): M = K/G output
+channels, N = C/G input channels, reduction = pixels. The weight is small and the
+reduction long, so the pixels are split over SPLIT_K programs: each writes its
+partial tile to a float32 workspace and ``wgrad_reduce_kernel`` adds the slices
+in a fixed order. No atomics: the result does not depend on scheduling.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from .base import Config, GradCall, tile_fits
+from .common import dot_precision, needs_int64, split_rows, strides5, tile_ids, upcast_dot
+from .grad_common import GradFamily, grad_acc
+from .implicit_gemm import gemm_smem, make_configs
+from .launcher import launch_kernel, workspace
+
+_RUNTIME_INTS = ["P", "D", "H", "W", "OD", "OH", "OW", "T", "R", "S",
+                 "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw",
+                 "ITERS_PER_SPLIT", "WS_STRIDE"]
+# Most workspace a split may ask for; larger splits are pruned.
+MAX_WORKSPACE_BYTES = 1 << 30
+
+
+@triton.jit(do_not_specialize=_RUNTIME_INTS)
+def wgrad_kernel(
+    dy_ptr, x_ptr, dw_ptr, ws_ptr,
+    P, CG, KG, GPT, CTOT, KTOT, D, H, W, OD, OH, OW, T, R, S,
+    std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
+    ITERS_PER_SPLIT, WS_STRIDE,
+    syn, syc, syd, syh, syw, sxn, sxc, sxd, sxh, sxw, swk, swc, swt, swr, sws,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr,
+    PREC: tl.constexpr, ACC: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    trs = T * R * S
+    grp = tl.program_id(1) // trs
+    tap = tl.program_id(1) % trs
+    pid_k = tl.program_id(2)
+    ks = tap % S
+    kr = (tap // S) % R
+    kt = tap // (S * R)
+    # A program's channels belong to GPT consecutive groups (packed: GPT > 1; only the
+    # block-diagonal part of its tile is a weight gradient).
+    KGP = GPT * KG
+    CGP = GPT * CG
+    pid_m, pid_n = tile_ids(pid, tl.cdiv(KGP, BLOCK_M), tl.cdiv(CGP, BLOCK_N), GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    k_glob = grp * KGP + offs_m
+    c_glob = grp * CGP + offs_n
+    m_mask = (offs_m < KGP) & (k_glob < KTOT)
+    n_mask = (offs_n < CGP) & (c_glob < CTOT)
+    c_loc = offs_n % CG
+    if INT64:
+        y_col = k_glob.to(tl.int64) * syc
+        x_col = c_glob.to(tl.int64) * sxc
+    else:
+        y_col = k_glob * syc
+        x_col = c_glob * sxc
+    offs_p0 = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
+    for i in range(0, ITERS_PER_SPLIT):
+        offs_p = (pid_k * ITERS_PER_SPLIT + i) * BLOCK_K + offs_p0
+        p_ok = offs_p < P
+        n, od, oh, ow = split_rows(offs_p, OD, OH, OW)
+        idd = od * std - pdd + kt * dld
+        ih = oh * sth - pdh + kr * dlh
+        iw = ow * stw - pdw + ks * dlw
+        x_ok = p_ok & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        if INT64:
+            n = n.to(tl.int64)
+        y_row = n * syn + od * syd + oh * syh + ow * syw
+        x_row = n * sxn + idd * sxd + ih * sxh + iw * sxw
+        a = tl.load(dy_ptr + y_row[None, :] + y_col[:, None],
+                    mask=m_mask[:, None] & p_ok[None, :], other=0.0)
+        b = tl.load(x_ptr + x_row[:, None] + x_col[None, :],
+                    mask=x_ok[:, None] & n_mask[None, :], other=0.0)
+        if UPCAST:
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        acc = tl.dot(a, b, acc, input_precision=PREC, out_dtype=ACC)
+    mask = m_mask[:, None] & n_mask[None, :] & ((offs_m // KG)[:, None] == (offs_n // CG)[None, :])
+    if SPLIT_K == 1:
+        w_off = (k_glob * swk)[:, None] + (c_loc * swc)[None, :] + kt * swt + kr * swr + ks * sws
+        tl.store(dw_ptr + w_off, acc.to(dw_ptr.dtype.element_ty), mask=mask)
+    else:
+        # Workspace [SPLIT_K, T*R*S, K, C/G], contiguous: a tile's rows are contiguous runs.
+        ws_off = tap * (WS_STRIDE // trs) + (k_glob * CG)[:, None] + c_loc[None, :]
+        tl.store(ws_ptr + pid_k.to(tl.int64) * WS_STRIDE + ws_off, acc, mask=mask)
+
+
+@triton.jit
+def wgrad_reduce_kernel(ws_ptr, dw_ptr, TOTAL, KC, CG, R, S, SPLIT,
+                        swk, swc, swt, swr, sws, BLOCK: tl.constexpr, ACC: tl.constexpr):
+    """dW = sum of the SPLIT workspace slices ([SPLIT, taps, K, C/G]), added in slice order."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < TOTAL
+    acc = tl.zeros((BLOCK,), dtype=ACC)
+    for i in range(0, SPLIT):
+        acc += tl.load(ws_ptr + i * TOTAL + offs, mask=mask, other=0.0)
+    tap = offs // KC
+    kc = offs % KC
+    c = kc % CG
+    k = kc // CG
+    ks = tap % S
+    kr = (tap // S) % R
+    kt = tap // (S * R)
+    tl.store(dw_ptr + k * swk + c * swc + kt * swt + kr * swr + ks * sws,
+             acc.to(dw_ptr.dtype.element_ty), mask=mask)
+
+
+def reduce_splits(call: GradCall, ws, split: int) -> None:
+    """Add the workspace slices into dW (shared by every split wgrad family)."""
+    g = call.geom
+    total = g.k * g.cg * g.t * g.r * g.s
+    block = 1024
+    launch_kernel(wgrad_reduce_kernel, (triton.cdiv(total, block),),
+                  ws, call.out, total, g.k * g.cg, g.cg, g.r, g.s, split, *strides5(call.out),
+                  BLOCK=block, ACC=grad_acc(call), num_warps=4)
+
+
+def split_workspace(call: GradCall, split: int):
+    """Float32 (float64 for float64 operands) partial-sum slices of dW."""
+    import torch
+
+    g = call.geom
+    dtype = torch.float64 if g.dtype == "float64" else torch.float32
+    return workspace((split, g.k * g.cg * g.t * g.r * g.s), call.dy.device, dtype)
+
+
+def launch_wgrad(call: GradCall, cfg: Config, gpt: int = 1) -> None:
+    """Launch ``wgrad_kernel`` (+ the reduction); ``gpt`` > 1 packs that many groups a tile."""
+    g = call.geom
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    split = cfg.get("SPLIT_K", 1)
+    p = g.gemm_m
+    per_split = triton.cdiv(triton.cdiv(p, bk), split)
+    ws = split_workspace(call, split) if split > 1 else call.out
+    trs = g.t * g.r * g.s
+    grid = (triton.cdiv(gpt * g.kg, bm) * triton.cdiv(gpt * g.cg, bn),
+            triton.cdiv(g.g, gpt) * trs, split)
+    launch_kernel(wgrad_kernel, grid,
+        call.dy, call.x, call.out, ws,
+        p, g.cg, g.kg, gpt, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
+        *g.stride, *g.pad, *g.dilation, per_split, g.k * g.cg * trs,
+        *strides5(call.dy), *strides5(call.x), *strides5(call.out),
+        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 4), SPLIT_K=split,
+        PREC=dot_precision(call), ACC=grad_acc(call), UPCAST=upcast_dot(call),
+        INT64=needs_int64(call), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+    )
+    if split > 1:
+        reduce_splits(call, ws, split)
+
+
+def split_ok(geom, cfg: Config, device, programs: int, steps: int) -> str | None:
+    """Splitting pays only while programs are too few for the SMs and slices stay long."""
+    split = cfg.get("SPLIT_K", 1)
+    if split == 1:
+        return None
+    if programs >= 2 * max(device.sm_count, 1):
+        return f"{programs} programs already fill {device.sm_count} SMs twice"
+    if steps < 4 * split:
+        return f"{steps} reduction steps are too few for SPLIT_K={split}"
+    ws = split * geom.k * geom.cg * geom.t * geom.r * geom.s * 4
+    if ws > MAX_WORKSPACE_BYTES:
+        return f"SPLIT_K={split} needs {ws >> 20} MiB of workspace"
+    return None
+
+
+# (BLOCK_M over output channels, BLOCK_N over input channels, BLOCK_K over pixels,
+# num_warps, num_stages)
+WGRAD_TILES = (
+    (16, 16, 64, 4, 3), (32, 32, 64, 4, 3), (64, 64, 32, 4, 4), (64, 64, 64, 4, 3),
+    (64, 128, 64, 4, 3), (128, 64, 64, 4, 3), (128, 128, 32, 8, 4), (128, 128, 64, 8, 3),
+)
+WGRAD_SPLITS = (1, 4, 16, 64)
+
+
+class WgradGemmFamily(GradFamily):
+    name = "wgrad_gemm"
+    summary = ("gradient of the weight: implicit GEMM per (group, tap) over pixels, split "
+               "with a fixed-order reduction")
+    direction = "wgrad"
+    configs = tuple(c for s in WGRAD_SPLITS for c in make_configs(WGRAD_TILES, GROUP_M=4,
+                                                                  SPLIT_K=s))
+
+    def smem_bytes(self, geom, cfg: Config) -> int:
+        return gemm_smem(geom, cfg)
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        if not tile_fits(cfg["BLOCK_M"], geom.kg, 16):
+            return f"BLOCK_M={cfg['BLOCK_M']} exceeds the {geom.kg} output channels per group"
+        if not tile_fits(cfg["BLOCK_N"], geom.cg, 16):
+            return f"BLOCK_N={cfg['BLOCK_N']} exceeds the {geom.cg} input channels per group"
+        programs = (triton.cdiv(geom.kg, cfg["BLOCK_M"]) * triton.cdiv(geom.cg, cfg["BLOCK_N"])
+                    * geom.g * geom.t * geom.r * geom.s)
+        steps = triton.cdiv(geom.gemm_m, cfg["BLOCK_K"])
+        return (split_ok(geom, cfg, device, programs, steps)
+                or super().config_ok(geom, cfg, device))
+
+    def launch(self, call: GradCall, cfg: Config) -> None:
+        launch_wgrad(call, cfg)

@@ -1,0 +1,86 @@
+"""Gradient kernels on real-size shapes on a GPU (run through the device tool)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from convdispatch import conv2d, conv3d
+from convdispatch.dispatcher import registry
+from convdispatch.dispatcher.launch import run_grad_candidate
+from convdispatch.kernels.device import spec_of
+from convdispatch.kernels.geometry import ConvGeometry
+from convdispatch.validation.inputs import grad_reference, make_grad_output, make_inputs
+
+pytestmark = pytest.mark.gpu
+
+CASES = {
+    "dense3x3": ConvGeometry(n=8, c=128, k=128, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
+    "dense3x3_s2": ConvGeometry(n=8, c=64, k=128, h=56, w=56, r=3, s=3, stride=(1, 2, 2),
+                                pad=(0, 1, 1)),
+    "pointwise_s2": ConvGeometry(n=8, c=256, k=512, h=28, w=28, r=1, s=1, stride=(1, 2, 2)),
+    "batch1_deep": ConvGeometry(n=1, c=512, k=512, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+    "grouped_cg4": ConvGeometry(n=8, c=256, k=256, g=64, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
+    "grouped_cg32": ConvGeometry(n=8, c=256, k=256, g=8, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
+    "depthwise_s2": ConvGeometry(n=8, c=192, k=192, g=192, h=56, w=56, r=3, s=3,
+                                 stride=(1, 2, 2), pad=(0, 1, 1)),
+    "depthwise7x7": ConvGeometry(n=8, c=256, k=256, g=256, h=28, w=28, r=7, s=7, pad=(0, 3, 3)),
+    "stem": ConvGeometry(n=4, c=3, k=64, h=224, w=224, r=7, s=7, stride=(1, 2, 2),
+                         pad=(0, 3, 3)),
+    "conv3d": ConvGeometry(n=2, c=64, k=64, d=8, h=28, w=28, t=3, r=3, s=3, pad=(1, 1, 1),
+                           dims=3),
+}
+
+
+@pytest.mark.parametrize("direction", ["dgrad", "wgrad"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_grad_families_on_real_shapes(case, direction):
+    geom = CASES[case]
+    cands = registry.candidates(geom, spec_of("cuda"), direction)
+    assert cands, f"no {direction} candidate for {geom.describe()}"
+    x, w, _ = make_inputs(geom, "cuda", 0)
+    dy = make_grad_output(geom, "cuda", 0)
+    ref = grad_reference(geom, direction, dy, x, w)
+    for fam in sorted({c.family for c in cands}):
+        mine = [c for c in cands if c.family == fam]
+        for cand in {mine[0], mine[-1]}:
+            like = x if direction == "dgrad" else w
+            out = torch.full_like(like, float("nan"))
+            run_grad_candidate(cand, direction, dy, x, w, geom, out=out)
+            err = float((out.double().cpu() - ref.double().cpu()).norm() / ref.double().norm())
+            assert err < 1e-2, (cand.id, err)
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float16, 1e-2), (torch.bfloat16, 3e-2),
+                                       (torch.float32, 1e-2)])
+@pytest.mark.parametrize("layout", ["channels_last", "contiguous"])
+def test_autograd_matches_torch(dtype, tol, layout):
+    torch.manual_seed(0)
+    fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
+    x = torch.randn(4, 64, 30, 30, device="cuda", dtype=dtype).to(memory_format=fmt)
+    w = (torch.randn(96, 16, 3, 3, device="cuda", dtype=dtype) / 12).to(memory_format=fmt)
+    b = torch.randn(96, device="cuda", dtype=dtype)
+    res = torch.randn(4, 96, 15, 15, device="cuda", dtype=dtype)
+    leaves = [t.clone().requires_grad_() for t in (x, w, b, res)]
+    ours = conv2d(*leaves[:3], stride=2, padding=1, groups=4, activation="silu",
+                  residual=leaves[3])
+    gy = torch.randn_like(ours)
+    grads = torch.autograd.grad(ours, leaves, gy)
+    refs = [t.detach().float().requires_grad_() for t in (x, w, b, res)]
+    y = F.silu(F.conv2d(*refs[:3], stride=2, padding=1, groups=4) + refs[3])
+    want = torch.autograd.grad(y, refs, gy.float())
+    for name, g, r in zip(("input", "weight", "bias", "residual"), grads, want):
+        assert g.dtype == dtype
+        err = float((g.float() - r).norm() / r.norm())
+        assert err < tol, (name, err)
+    assert grads[0].is_contiguous(memory_format=fmt)
+
+
+def test_conv3d_backward_real_size():
+    x = torch.randn(2, 32, 8, 28, 28, device="cuda", requires_grad=True)
+    w = torch.randn(32, 32, 3, 3, 3, device="cuda", requires_grad=True)
+    gx, gw = torch.autograd.grad(conv3d(x, w, padding=1).square().sum(), (x, w))
+    with torch.backends.cudnn.flags(allow_tf32=False):
+        rx, rw = torch.autograd.grad(F.conv3d(x, w, padding=1).square().sum(), (x, w))
+    assert float((gx - rx).norm() / rx.norm()) < 1e-2
+    assert float((gw - rw).norm() / rw.norm()) < 1e-2

@@ -1,0 +1,295 @@
+"""Gradient kernels (dgrad, wgrad) and autograd under the Triton interpreter.
+
+Kernels are compared with torch's ``convolution_backward`` in float64 on fresh random
+tensors, into NaN-poisoned outputs; autograd is checked with ``gradcheck`` in float64.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+from convdispatch import conv2d, conv3d, force
+from convdispatch.dispatcher import CACHE, Conv2d, clear_cache, registry
+from convdispatch.dispatcher.autograd import _torch_grad
+from convdispatch.dispatcher.launch import run_grad_candidate
+from convdispatch.kernels.base import Candidate, Config
+from convdispatch.kernels.device import INTERPRETER
+from convdispatch.kernels.geometry import ConvGeometry
+from helpers import rel_err
+
+G = functools.partial(ConvGeometry, dtype="float32")
+GRAD_FAMILIES = [f.name for f in registry.families("dgrad") + registry.families("wgrad")]
+
+# (family, geometry): each family's own paths (stride phases, dilation, groups, 3D,
+# asymmetric padding, contiguous layout, odd channel counts).
+CASES = [
+    ("dgrad_gemm", G(n=2, c=16, k=24, h=6, w=7, r=3, s=3, pad=(0, 1, 1))),
+    ("dgrad_gemm", G(n=2, c=20, k=16, h=9, w=8, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))),
+    ("dgrad_gemm", G(n=1, c=16, k=16, h=11, w=10, r=5, s=3, stride=(1, 3, 2),
+                     dilation=(1, 2, 3), pad=(0, 2, 1), layout="contiguous")),
+    ("dgrad_gemm", G(n=1, c=32, k=32, g=2, h=7, w=7, r=1, s=1, stride=(1, 2, 2))),
+    ("dgrad_gemm", G(n=1, c=16, k=16, d=4, h=5, w=5, t=3, r=3, s=3, stride=(2, 1, 1),
+                     pad=(1, 1, 1), dims=3)),
+    ("dgrad_gemm", G(n=1, c=16, k=16, h=6, w=6, r=4, s=4, pad=(0, 1, 1), pad_hi=(0, 2, 2))),
+    ("dgrad_direct", G(n=2, c=24, k=24, g=24, h=7, w=6, r=3, s=3, pad=(0, 1, 1))),
+    ("dgrad_direct", G(n=1, c=16, k=32, g=16, h=9, w=9, r=5, s=5, stride=(1, 2, 2),
+                       pad=(0, 2, 2), layout="contiguous")),  # multiplier 2
+    ("dgrad_direct", G(n=1, c=24, k=12, g=4, h=7, w=7, r=3, s=3, dilation=(1, 2, 2),
+                       pad=(0, 2, 2))),  # 6 in / 3 out channels a group
+    ("dgrad_direct", G(n=1, c=8, k=8, g=8, d=4, h=5, w=4, t=3, r=3, s=3, stride=(2, 2, 1),
+                       pad=(1, 1, 1), dims=3)),
+    ("dgrad_packed", G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1))),
+    ("dgrad_packed", G(n=1, c=24, k=48, g=6, h=9, w=8, r=3, s=3, stride=(1, 2, 2),
+                       pad=(0, 1, 1), layout="contiguous")),  # 4 in / 8 out a group
+    ("dgrad_packed", G(n=1, c=40, k=40, g=10, h=7, w=7, r=3, s=3, pad=(0, 1, 1))),  # odd GPT
+    ("dgrad_depthwise", G(n=2, c=24, k=24, g=24, h=9, w=11, r=3, s=3, pad=(0, 1, 1))),
+    ("dgrad_depthwise", G(n=1, c=16, k=16, g=16, h=8, w=8, r=4, s=4, pad=(0, 1, 1),
+                          pad_hi=(0, 2, 2), layout="contiguous")),  # asymmetric 'same'
+    ("dgrad_depthwise", G(n=1, c=8, k=8, g=8, d=3, h=5, w=4, t=3, r=3, s=3, pad=(1, 2, 2),
+                          dilation=(1, 2, 2), dims=3)),
+    ("wgrad_gemm", G(n=2, c=16, k=24, h=6, w=7, r=3, s=3, pad=(0, 1, 1))),
+    ("wgrad_gemm", G(n=3, c=20, k=16, h=9, w=8, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+                     layout="contiguous")),
+    ("wgrad_gemm", G(n=1, c=32, k=32, g=4, h=8, w=8, r=3, s=3, dilation=(1, 2, 2),
+                     pad=(0, 2, 2))),
+    ("wgrad_gemm", G(n=1, c=16, k=16, d=4, h=5, w=5, t=3, r=3, s=3, pad=(1, 1, 1), dims=3)),
+    ("wgrad_gemm", G(n=1, c=16, k=16, h=6, w=6, r=4, s=4, pad=(0, 1, 1), pad_hi=(0, 2, 2))),
+    ("wgrad_packed", G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1))),
+    ("wgrad_packed", G(n=1, c=24, k=48, g=6, h=9, w=8, r=3, s=3, stride=(1, 2, 2),
+                       pad=(0, 1, 1), layout="contiguous")),
+    ("wgrad_packed", G(n=1, c=40, k=40, g=10, h=7, w=7, r=3, s=3, pad=(0, 1, 1))),
+    ("wgrad_direct", G(n=2, c=24, k=24, g=24, h=7, w=6, r=3, s=3, pad=(0, 1, 1))),
+    ("wgrad_direct", G(n=1, c=16, k=32, g=16, h=9, w=9, r=5, s=5, stride=(1, 2, 2),
+                       pad=(0, 2, 2), layout="contiguous")),
+    ("wgrad_direct", G(n=2, c=24, k=12, g=4, h=7, w=7, r=3, s=3, dilation=(1, 2, 2),
+                       pad=(0, 2, 2))),
+    ("wgrad_direct", G(n=1, c=8, k=8, g=8, d=4, h=5, w=4, t=3, r=3, s=3, pad=(1, 1, 1),
+                       dims=3)),
+]
+
+
+def grad_tensors(geom: ConvGeometry, seed: int = 0):
+    """x, w, dy in the geometry's dtype and layout, fresh random normals."""
+    gen = torch.Generator().manual_seed(seed)
+    dt = getattr(torch, geom.dtype)
+    sp = (geom.d, geom.h, geom.w)[3 - geom.dims:]
+    fl = (geom.t, geom.r, geom.s)[3 - geom.dims:]
+    osp = geom.out_spatial[3 - geom.dims:]
+    x = torch.randn(geom.n, geom.c, *sp, generator=gen).to(dt)
+    w = (torch.randn(geom.k, geom.cg, *fl, generator=gen) / geom.gemm_k ** 0.5).to(dt)
+    dy = torch.randn(geom.n, geom.k, *osp, generator=gen).to(dt)
+    if geom.layout == "channels_last":
+        fmt = torch.channels_last if geom.dims == 2 else torch.channels_last_3d
+        x, w, dy = (t.to(memory_format=fmt) for t in (x, w, dy))
+    return x, w, dy
+
+
+def grad_ref(geom: ConvGeometry, direction: str, x, w, dy) -> torch.Tensor:
+    """float64 torch gradient (padding applied explicitly when asymmetric)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _torch_grad(geom, direction, dy.double(), x.double(), w.double(), "reference")
+
+
+def run_family(family: str, cfg: Config, geom, x, w, dy) -> torch.Tensor:
+    direction = registry.family(family).direction
+    like = x if direction == "dgrad" else w
+    out = torch.full_like(like, float("nan"))
+    return run_grad_candidate(Candidate(family, cfg), direction, dy, x, w, geom, out=out)
+
+
+@pytest.mark.parametrize("family,geom", CASES, ids=[f"{f}-{i}" for i, (f, _) in enumerate(CASES)])
+def test_family_matches_torch(family, geom):
+    x, w, dy = grad_tensors(geom)
+    direction = registry.family(family).direction
+    ref = grad_ref(geom, direction, x, w, dy)
+    cands = [c for c in registry.candidates(geom, INTERPRETER, direction) if c.family == family]
+    assert cands, f"{family} offers nothing for {geom.describe()}"
+    for cand in (cands[0], cands[-1]):
+        out = run_family(family, cand.config, geom, x, w, dy)
+        assert rel_err(out, ref) < 2e-3, cand.id  # tf32 level: fp32 follows allow_tf32
+
+
+@pytest.mark.parametrize("dtype,tol", [("float16", 5e-3), ("bfloat16", 3e-2), ("float64", 1e-12)])
+@pytest.mark.parametrize("family", GRAD_FAMILIES)
+def test_family_dtypes(family, dtype, tol):
+    if dtype not in registry.family(family).dtypes:
+        pytest.skip(f"{family} has no {dtype} kernel")
+    g = {"gemm": 1, "depthwise": 16}.get(family.split("_")[1], 4)
+    stride = (1, 1, 1) if family == "dgrad_depthwise" else (1, 2, 1)
+    geom = ConvGeometry(n=2, c=16, k=16, g=g, h=6, w=5, r=3, s=3, stride=stride,
+                        pad=(0, 1, 1), dtype=dtype)
+    x, w, dy = grad_tensors(geom, seed=1)
+    direction = registry.family(family).direction
+    cand = next(c for c in registry.candidates(geom, INTERPRETER, direction)
+                if c.family == family)
+    out = run_family(family, cand.config, geom, x, w, dy)
+    assert out.dtype == getattr(torch, dtype)
+    assert rel_err(out, grad_ref(geom, direction, x, w, dy)) < tol
+
+
+@pytest.mark.parametrize("family", GRAD_FAMILIES)
+def test_every_config_runs(family):
+    """Each config of the family's space, launched once on a tiny shape, is right."""
+    fam = registry.family(family)
+    g = {"gemm": 1, "depthwise": 16}.get(family.split("_")[1], 8)
+    # wgrad launches a program per (tile, tap, split): a 1x1 filter keeps SPLIT_K=128 cheap
+    # under the interpreter.
+    r = 3 if fam.direction == "dgrad" else 1
+    st = 1 if family == "dgrad_depthwise" else 2
+    geom = G(n=2, c=16, k=16, g=g, h=5, w=5, r=r, s=r, stride=(1, st, st),
+             pad=(0, r // 2, r // 2))
+    x, w, dy = grad_tensors(geom, seed=2)
+    ref = grad_ref(geom, fam.direction, x, w, dy)
+    with torch.backends.cudnn.flags(allow_tf32=False):
+        for cfg in fam.configs:
+            assert fam.runnable(geom, cfg, INTERPRETER) is None, cfg
+            out = run_family(family, cfg, geom, x, w, dy)
+            assert rel_err(out, ref) < 1e-5, str(cfg)
+
+
+@pytest.mark.parametrize("family", ["wgrad_gemm", "wgrad_direct"])
+def test_split_reduction_is_deterministic(family):
+    fam = registry.family(family)
+    g = 8 if family == "wgrad_direct" else 1
+    geom = G(n=4, c=16, k=16, g=g, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
+    x, w, dy = grad_tensors(geom, seed=3)
+    split = min((c for c in fam.configs if c["SPLIT_K"] > 1),
+                key=lambda c: (c["SPLIT_K"], c["BLOCK_M"] * c["BLOCK_N"], str(c)))
+    a = run_family(family, split, geom, x, w, dy)
+    b = run_family(family, split, geom, x, w, dy)
+    assert torch.equal(a, b)
+    assert rel_err(a, grad_ref(geom, "wgrad", x, w, dy)) < 2e-3
+
+
+def _gradcheck(fn, *inputs):
+    clear_cache()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # float64 forward runs on torch (no forward kernel)
+        assert torch.autograd.gradcheck(fn, inputs, fast_mode=True)
+    directions = {key[-1] for key, _ in CACHE.items()}
+    assert {"dgrad", "wgrad"} <= directions, "gradients did not go through the kernels"
+
+
+def _leaf(*shape, scale=1.0):
+    return (torch.randn(*shape, dtype=torch.float64) * scale).requires_grad_()
+
+
+@pytest.mark.parametrize("activation", [None, "relu", "relu6", "gelu", "silu"])
+def test_gradcheck_epilogue(activation):
+    torch.manual_seed(0)
+    x, w, b = _leaf(2, 8, 5, 5), _leaf(8, 4, 3, 3, scale=3.0), _leaf(8)
+    res = _leaf(2, 8, 3, 3)
+    _gradcheck(lambda x, w, b, r: conv2d(x, w, b, 2, 1, 1, 2, activation=activation,
+                                         residual=r), x, w, b, res)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(stride=1, padding=1, dilation=1, groups=1),
+    dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=1),
+    dict(stride=2, padding=2, dilation=2, groups=8),  # depthwise
+    dict(stride=1, padding="same", dilation=1, groups=2),  # asymmetric for the 4x4 filter
+], ids=["plain", "strided-dilated", "depthwise", "same"])
+def test_gradcheck_geometry(kw):
+    torch.manual_seed(1)
+    g = kw["groups"]
+    r = 4 if kw["padding"] == "same" else 3
+    x, w = _leaf(2, 8, 6, 7), _leaf(8, 8 // g, r, r)
+    _gradcheck(lambda x, w: conv2d(x, w, None, **kw), x, w)
+
+
+def test_gradcheck_conv3d_and_unbatched_channels_last():
+    torch.manual_seed(2)
+    x, w = _leaf(4, 4, 5, 5), _leaf(8, 4, 2, 3, 3)
+    _gradcheck(lambda x, w: conv3d(x, w, padding=(0, 1, 1), stride=(1, 2, 1)), x, w)
+    xl = torch.randn(2, 8, 5, 5, dtype=torch.float64).to(memory_format=torch.channels_last)
+    xl.requires_grad_()
+    w2 = _leaf(4, 8, 3, 3)
+    _gradcheck(lambda x, w: conv2d(x, w, padding=1), xl, w2)
+    u = _leaf(8, 5, 5)
+    _gradcheck(lambda u, w: conv2d(u, w, padding=1), u, w2)
+
+
+def test_module_trains_like_torch():
+    torch.manual_seed(3)
+    ref = torch.nn.Conv2d(8, 16, 3, padding=1, groups=2)
+    ours = Conv2d(8, 16, 3, padding=1, groups=2)
+    ours.load_state_dict(ref.state_dict())
+    x = torch.randn(2, 8, 6, 6).to(memory_format=torch.channels_last)
+    gy = torch.randn(2, 16, 6, 6)
+    with torch.backends.cudnn.flags(allow_tf32=False):
+        ref(x).backward(gy)
+        ours(x).backward(gy)
+    for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
+        assert p.grad is not None and rel_err(p.grad, q.grad.double()) < 1e-5, name
+
+
+def test_input_gradient_keeps_layout_and_dtype():
+    x = torch.randn(2, 16, 6, 6, dtype=torch.float16).to(memory_format=torch.channels_last)
+    x.requires_grad_()
+    w = torch.randn(16, 16, 3, 3, dtype=torch.float16, requires_grad=True)
+    conv2d(x, w, padding=1).float().sum().backward()
+    assert x.grad.dtype == torch.float16 and w.grad.dtype == torch.float16
+    assert x.grad.is_contiguous(memory_format=torch.channels_last)
+    xd, wd = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+    F.conv2d(xd, wd, padding=1).sum().backward()
+    assert rel_err(x.grad, xd.grad) < 5e-3 and rel_err(w.grad, wd.grad) < 5e-3
+
+
+def test_force_applies_to_its_direction_only():
+    geom = G(n=1, c=16, k=16, h=5, w=5, r=3, s=3, pad=(0, 1, 1))
+    cand = [c for c in registry.candidates(geom, INTERPRETER, "wgrad")
+            if c.config.get("SPLIT_K") == 1][0]
+    x = torch.randn(1, 16, 5, 5, requires_grad=True)
+    w = torch.randn(16, 16, 3, 3, requires_grad=True)
+    clear_cache()
+    with force(cand):
+        conv2d(x, w, padding=1).sum().backward()
+    keys = {key[-1] for key, _ in CACHE.items()}
+    assert "dgrad" in keys and "forward" in keys and "wgrad" not in keys
+
+
+def test_bad_direction_and_mismatched_candidate():
+    with pytest.raises(ValueError, match="direction"):
+        registry.families("sideways")
+    geom = G(n=1, c=16, k=16, h=5, w=5, r=3, s=3, pad=(0, 1, 1))
+    cand = registry.candidates(geom, INTERPRETER, "dgrad")[0]
+    x, w, dy = grad_tensors(geom)
+    with pytest.raises(ValueError, match="computes dgrad, not wgrad"):
+        run_grad_candidate(cand, "wgrad", dy, x, w, geom)
+    fwd = registry.candidates(geom, INTERPRETER)[0]
+    with pytest.raises(ValueError, match="computes forward"):
+        run_grad_candidate(fwd, "dgrad", dy, x, w, geom)
+
+
+def test_dgrad_depthwise_needs_a_forward_equivalent():
+    fam = registry.family("dgrad_depthwise")
+    strided = G(n=1, c=8, k=8, g=8, h=6, w=6, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))
+    assert "stride" in fam.rejects(strided)
+    assert "depthwise" in fam.rejects(G(n=1, c=8, k=16, g=8, h=6, w=6, r=3, s=3))
+    assert fam.rejects(G(n=1, c=8, k=8, g=8, h=6, w=6, r=3, s=3, dtype="float64"))
+
+
+def test_forward_families_refuse_float64():
+    geom = ConvGeometry(n=1, c=16, k=16, h=5, w=5, r=3, s=3, dtype="float64")
+    assert registry.candidates(geom, INTERPRETER) == []
+    assert registry.candidates(geom, INTERPRETER, "dgrad")
+    from convdispatch.kernels.device import lookup
+
+    assert registry.candidates(geom, lookup("h100"), "dgrad") == []  # GPU: torch does it
+
+
+def test_explain_gradient_directions_for_h100():
+    from convdispatch import explain
+
+    geom = ConvGeometry(n=32, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1))
+    for direction in ("dgrad", "wgrad"):
+        e = explain(geom, gpu="h100", chooser="rule", direction=direction)
+        assert e.candidate.family.startswith(direction) and e.ranked
+        assert all(registry.direction_of(c) == direction for c, _ in e.ranked)
+    with pytest.raises(ValueError, match="direction"):
+        explain(geom, gpu="h100", direction="backward")

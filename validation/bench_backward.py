@@ -1,0 +1,152 @@
+"""Backward layer benchmark: convdispatch's dgrad/wgrad choices vs cuDNN's backward.
+
+    python -m convdispatch.validation.bench_backward --suite issue2 --out DIR [--topk K]
+
+For every layer and gradient direction (dgrad: of the input, wgrad: of the
+weight) the chooser's kernel is checked against torch's gradient of the same
+tensors in float32 (relative error by norm), then it and cuDNN's
+``convolution_backward`` for that direction alone are timed as CUDA-graph
+replays with ``triton.testing.do_bench`` (median, L2 flushed). ``--topk K``
+also times the next K-1 ranked candidates. Writes bench.csv, bench.md, env.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+from ..dispatcher import CACHE, decide, set_chooser
+from ..dispatcher.launch import launch_grad
+from ..kernels.device import spec_of
+from .bench_layers import bench_graph, category, environment, geomean, make_tensors, rel_err
+from .bench_layers import suite_problems as layer_suite
+from .inputs import make_grad_output, torch_grad
+
+DIRECTIONS = ("dgrad", "wgrad")
+
+
+def measure(i: int, p, spec, topk: int, rep_ms: int, log) -> list[dict]:
+    g = p.geom
+    x, w, _ = make_tensors(g, "cuda", seed=i)
+    dy = make_grad_output(g, "cuda", seed=i)
+    rows = []
+    for direction in DIRECTIONS:
+        with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+            ref = torch_grad(g, direction, dy.float(), x.float(), w.float())
+        out = torch.empty_like(x if direction == "dgrad" else w)
+        dec = decide(g, spec, direction=direction)
+
+        def run(c, o=out):
+            launch_grad(c, g, dy, x=x, w=w, out=o)
+
+        run(dec.candidate)
+        torch.cuda.synchronize()
+        err = rel_err(out, ref)
+        cudnn_ms = bench_graph(lambda d=direction: torch_grad(g, d, dy, x, w), rep_ms)
+        ours_ms = bench_graph(lambda c=dec.candidate: run(c), rep_ms)
+        best_ms, best_id, tried = ours_ms, dec.candidate.id, 1
+        for cand, _ in list(dec.ranked)[1:topk]:
+            try:
+                o = torch.empty_like(out)
+                run(cand, o)
+                if rel_err(o, ref) > 5e-2:
+                    log(f"  wrong output: {cand.id}")
+                    continue
+                ms = bench_graph(lambda c=cand, o=o: run(c, o), rep_ms)
+            except Exception as e:  # a failing candidate is data, not a reason to stop
+                log(f"  failed: {cand.id}: {type(e).__name__}: {str(e)[:200]}")
+                continue
+            tried += 1
+            if ms < best_ms:
+                best_ms, best_id = ms, cand.id
+        row = dict(problem_id=p.id, set=p.set, layer=p.layer, category=category(p),
+                   direction=direction, geometry=g.describe(), flops=g.flops,
+                   chooser=dec.chooser, chosen=dec.candidate.id, rel_err=err,
+                   ours_us=ours_ms * 1e3, cudnn_us=cudnn_ms * 1e3, best_of_topk_us=best_ms * 1e3,
+                   best_of_topk=best_id, topk_tried=tried,
+                   tflops=g.flops / (ours_ms * 1e-3) / 1e12,
+                   cudnn_tflops=g.flops / (cudnn_ms * 1e-3) / 1e12,
+                   gbps=g.min_bytes / (ours_ms * 1e-3) / 1e9,
+                   speedup_vs_cudnn=cudnn_ms / ours_ms, topk_speedup_vs_cudnn=cudnn_ms / best_ms)
+        log(f"[{i + 1}] {p.id} {direction}: {dec.candidate.family} {row['ours_us']:.1f}us vs "
+            f"cudnn {row['cudnn_us']:.1f}us x{row['speedup_vs_cudnn']:.2f} (top{tried} best "
+            f"x{row['topk_speedup_vs_cudnn']:.2f}) err={err:.1e}")
+        rows.append(row)
+    return rows
+
+
+def summary_md(rows: list[dict], env: dict) -> str:
+    lines = [f"# Backward layer benchmark: {env['suite']} ({env['dtype']}, channels_last)", "",
+             "Latencies are CUDA-graph replays (device time) of one gradient direction; cuDNN is "
+             "`torch.ops.aten.convolution_backward` with only that gradient requested, "
+             "`torch.backends.cudnn.benchmark=True`.", "",
+             f"Device: {env['gpu']}; torch {env['torch']}, triton {env['triton']}, CUDA "
+             f"{env['cuda']}; {env['date']}; chooser: {env['chooser']}; layers: "
+             f"{env['layers']}; measured bf16 matrix peak {env['bf16_peak_tflops']} TFLOP/s.",
+             f"Command: `{env['command']}`", "",
+             "| category | direction | layers | geomean vs cuDNN | min vs cuDNN | geomean "
+             "best-of-top-k |", "|---|---|---|---|---|---|"]
+    for cat in ("dense", "grouped", "depthwise"):
+        for d in (*DIRECTIONS, "both"):
+            sel = [r for r in rows if r["category"] == cat and (d == "both" or r["direction"] == d)]
+            if sel:
+                lines.append(
+                    f"| {cat} | {d} | {len(sel)} | "
+                    f"{geomean(r['speedup_vs_cudnn'] for r in sel):.2f} | "
+                    f"{min(r['speedup_vs_cudnn'] for r in sel):.2f} | "
+                    f"{geomean(r['topk_speedup_vs_cudnn'] for r in sel):.2f} |")
+    lines += ["", "| layer | direction | geometry | chosen | ours us | cuDNN us | x cuDNN | "
+              "best top-k x | TFLOP/s | rel err |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['problem_id']} | {r['direction']} | {r['geometry']} | {r['chosen']} "
+                     f"| {r['ours_us']:.1f} | {r['cudnn_us']:.1f} | {r['speedup_vs_cudnn']:.2f} "
+                     f"| {r['topk_speedup_vs_cudnn']:.2f} | {r['tflops']:.1f} | "
+                     f"{r['rel_err']:.1e} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", default="issue2")
+    ap.add_argument("--dtype", default="float16")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--topk", type=int, default=1)
+    ap.add_argument("--rep-ms", type=int, default=40)
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--chooser", choices=("model", "rule"), default="model")
+    a = ap.parse_args(argv)
+    if not torch.cuda.is_available():
+        raise SystemExit("bench_backward needs a CUDA GPU")
+    problems = layer_suite(a.suite, a.dtype)[: a.limit or None]
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    env = environment(a.suite, a.dtype, "python -m convdispatch.validation.bench_backward "
+                      + " ".join(sys.argv[1:] if argv is None else argv), a.rep_ms)
+    set_chooser(a.chooser)
+    env["chooser"] = a.chooser
+    CACHE.clear()
+    torch.backends.cudnn.benchmark = True
+    spec = spec_of(torch.device("cuda"))
+    rows: list[dict] = []
+    try:
+        for i, p in enumerate(problems):
+            rows += measure(i, p, spec, a.topk, a.rep_ms, lambda m: print(m, flush=True))
+    except KeyboardInterrupt:
+        print(f"interrupted after {len(rows)} rows; writing those", flush=True)
+    env["layers"] = f"{len({r['problem_id'] for r in rows})} of {len(problems)}"
+    import pandas as pd
+
+    pd.DataFrame(rows).to_csv(out / "bench.csv", index=False)
+    (out / "env.json").write_text(json.dumps(env, indent=1))
+    md = summary_md(rows, env)
+    (out / "bench.md").write_text(md)
+    print(md.split("\n| layer")[0])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
