@@ -185,6 +185,15 @@ def first_tap(phase, pad, dil, st, STEP):
     return r0
 
 
+@triton.jit
+def phase_origin(phase, pad, dil, st, STEP):
+    """First tap of a stride phase along one axis (``first_tap``) and the output
+    coordinate offset it gives: the output read by input q * st + phase through tap
+    r0 + i * STEP is q + base - i * (STEP * dil / st), exact, with no division per pixel."""
+    r0 = first_tap(phase, pad, dil, st, STEP)
+    return r0, (phase + pad - r0 * dil) // st
+
+
 def tap_steps(geom) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """Per axis (d, h, w) of the gradient of the input: the tap step st / gcd(st, dil), how
     many taps each input phase visits at most (cdiv(taps, step)), and how far the output
@@ -196,3 +205,38 @@ def tap_steps(geom) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     visits = tuple(triton.cdiv(t, s) for t, s in zip(taps, steps))
     moves = tuple(s * dl // st for s, dl, st in zip(steps, geom.dilation, geom.stride))
     return steps, visits, moves
+
+
+@triton.jit
+def phase_tap(tap, SI, RI, t0, r0, s0, tstep, rstep, sstep, qd, qh, qw, bd, bh, bw,
+              ddd, ddh, ddw, T, R, S, OD, OH, OW):
+    """Tap ``tap`` of a stride phase in the gradient of the input (see ``first_tap``) ->
+    its filter tap, the output pixel each input pixel reads there, whether that output
+    exists, and whether the tap exists at all."""
+    si = tap % SI
+    ri = (tap // SI) % RI
+    ti = tap // (SI * RI)
+    kt = t0 + ti * tstep
+    kr = r0 + ri * rstep
+    ks = s0 + si * sstep
+    od = qd + bd - ti * ddd
+    oh = qh + bh - ri * ddh
+    ow = qw + bw - si * ddw
+    tap_ok = (kt < T) & (kr < R) & (ks < S)
+    out_ok = tap_ok & (od >= 0) & (oh >= 0) & (ow >= 0) & (od < OD) & (oh < OH) & (ow < OW)
+    return kt, kr, ks, od, oh, ow, out_ok, tap_ok
+
+
+@triton.jit
+def pixel_tap_rows(offs_p, P, OD, OH, OW, kt, kr, ks, std, sth, stw, pdd, pdh, pdw,
+                   dld, dlh, dlw, D, H, W):
+    """Output pixels ``offs_p`` of the weight gradient's reduction and filter tap (kt, kr,
+    ks) -> (n, od, oh, ow), which pixels exist, the input pixel each reads and whether it
+    lies inside the input."""
+    p_ok = offs_p < P
+    n, od, oh, ow = split_rows(offs_p, OD, OH, OW)
+    idd = od * std - pdd + kt * dld
+    ih = oh * sth - pdh + kr * dlh
+    iw = ow * stw - pdw + ks * dlw
+    x_ok = p_ok & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+    return n, od, oh, ow, p_ok, idd, ih, iw, x_ok

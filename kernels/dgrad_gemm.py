@@ -19,8 +19,9 @@ import triton.language as tl
 from .base import Config, GradCall, tile_fits
 from .common import (
     dot_precision,
-    first_tap,
     needs_int64,
+    phase_origin,
+    phase_tap,
     split_rows,
     strides5,
     tap_steps,
@@ -67,14 +68,9 @@ def dgrad_kernel(
     m_mask = (offs_m < M) & (idd < D) & (ih < H) & (iw < W)
     c_glob = grp * CGP + offs_n
     n_mask = (offs_n < CGP) & (c_glob < CTOT)
-    t0 = first_tap(pd, pdd, dld, std, tstep)
-    r0 = first_tap(ph, pdh, dlh, sth, rstep)
-    s0 = first_tap(pw, pdw, dlw, stw, sstep)
-    # Output coordinate of tap (t0 + ti * tstep) is q + base - ti * (tstep * dil / stride):
-    # exact, with no division per pixel.
-    bd = (pd + pdd - t0 * dld) // std
-    bh = (ph + pdh - r0 * dlh) // sth
-    bw = (pw + pdw - s0 * dlw) // stw
+    t0, bd = phase_origin(pd, pdd, dld, std, tstep)
+    r0, bh = phase_origin(ph, pdh, dlh, sth, rstep)
+    s0, bw = phase_origin(pw, pdw, dlw, stw, sstep)
     c_grp = offs_n // CG
     if INT64:
         y_row = n.to(tl.int64) * syn
@@ -89,24 +85,15 @@ def dgrad_kernel(
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
     for it in range(0, K_ITERS):
         kb = it % k_blocks
-        tap = it // k_blocks
-        si = tap % SI
-        ri = (tap // SI) % RI
-        ti = tap // (SI * RI)
-        kt = t0 + ti * tstep
-        kr = r0 + ri * rstep
-        ks = s0 + si * sstep
-        od = qd + bd - ti * ddd
-        oh = qh + bh - ri * ddh
-        ow = qw + bw - si * ddw
-        row_ok = (m_mask & (kt < T) & (kr < R) & (ks < S) & (od >= 0) & (oh >= 0) & (ow >= 0)
-                  & (od < OD) & (oh < OH) & (ow < OW))
+        kt, kr, ks, od, oh, ow, out_ok, tap_ok = phase_tap(
+            it // k_blocks, SI, RI, t0, r0, s0, tstep, rstep, sstep, qd, qh, qw, bd, bh, bw,
+            ddd, ddh, ddw, T, R, S, OD, OH, OW)
+        row_ok = m_mask & out_ok
         offs_k = kb * BLOCK_K + offs_k0
         y_off = y_row + od * syd + oh * syh + ow * syw
         a_ptrs = dy_ptr + y_off[:, None] + ((k_first + offs_k) * syc)[None, :]
         w_off = kt * swt + kr * swr + ks * sws
         b_ptrs = w_ptr + w_off + w_col[None, :] + ((k_first + offs_k) * swk)[:, None]
-        tap_ok = (kt < T) & (kr < R) & (ks < S)
         if EVEN_K:
             a = tl.load(a_ptrs, mask=row_ok[:, None], other=0.0)
             b = tl.load(b_ptrs, mask=n_mask[None, :] & tap_ok, other=0.0)

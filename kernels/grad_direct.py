@@ -19,7 +19,15 @@ import triton
 import triton.language as tl
 
 from .base import Config, GradCall
-from .common import first_tap, needs_int64, split_rows, strides5, tap_steps
+from .common import (
+    needs_int64,
+    phase_origin,
+    phase_tap,
+    pixel_tap_rows,
+    split_rows,
+    strides5,
+    tap_steps,
+)
 from .dgrad_gemm import phase_rows
 from .geometry import DTYPES
 from .grad_common import GradFamily, grad_acc
@@ -62,28 +70,15 @@ def dgrad_direct_kernel(
         n = n.to(tl.int64)
         k_first = k_first.to(tl.int64)
         w_col = w_col.to(tl.int64)
-    t0 = first_tap(pd, pdd, dld, std, tstep)
-    r0 = first_tap(ph, pdh, dlh, sth, rstep)
-    s0 = first_tap(pw, pdw, dlw, stw, sstep)
-    # Output coordinate of tap (t0 + ti * tstep) is q + base - ti * (tstep * dil / stride):
-    # exact, with no division per pixel.
-    bd = (pd + pdd - t0 * dld) // std
-    bh = (ph + pdh - r0 * dlh) // sth
-    bw = (pw + pdw - s0 * dlw) // stw
+    t0, bd = phase_origin(pd, pdd, dld, std, tstep)
+    r0, bh = phase_origin(ph, pdh, dlh, sth, rstep)
+    s0, bw = phase_origin(pw, pdw, dlw, stw, sstep)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
     for tap in range(0, TAPS):
-        si = tap % SI
-        ri = (tap // SI) % RI
-        ti = tap // (SI * RI)
-        kt = t0 + ti * tstep
-        kr = r0 + ri * rstep
-        ks = s0 + si * sstep
-        od = qd + bd - ti * ddd
-        oh = qh + bh - ri * ddh
-        ow = qw + bw - si * ddw
-        tap_ok = (kt < T) & (kr < R) & (ks < S)
-        row_ok = (m_mask & tap_ok & (od >= 0) & (oh >= 0) & (ow >= 0)
-                  & (od < OD) & (oh < OH) & (ow < OW))
+        kt, kr, ks, od, oh, ow, out_ok, tap_ok = phase_tap(
+            tap, SI, RI, t0, r0, s0, tstep, rstep, sstep, qd, qh, qw, bd, bh, bw,
+            ddd, ddh, ddw, T, R, S, OD, OH, OW)
+        row_ok = m_mask & out_ok
         y_off = n * syn + od * syd + oh * syh + ow * syw
         w_tap = w_col + kt * swt + kr * swr + ks * sws
         for j in range(0, KG):
@@ -121,12 +116,9 @@ def wgrad_direct_kernel(
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
     for i in range(0, ITERS_PER_SPLIT):
         offs_p = (pid_k * ITERS_PER_SPLIT + i) * BLOCK_M + offs_p0
-        p_ok = offs_p < P
-        n, od, oh, ow = split_rows(offs_p, OD, OH, OW)
-        idd = od * std - pdd + kt * dld
-        ih = oh * sth - pdh + kr * dlh
-        iw = ow * stw - pdw + ks * dlw
-        x_ok = p_ok & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        n, od, oh, ow, p_ok, idd, ih, iw, x_ok = pixel_tap_rows(
+            offs_p, P, OD, OH, OW, kt, kr, ks, std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
+            D, H, W)
         if INT64:
             n = n.to(tl.int64)
         dy = tl.load(dy_ptr + (n * syn + od * syd + oh * syh + ow * syw)[:, None] + y_col[None, :],

@@ -14,7 +14,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, GradCall, tile_fits
-from .common import dot_precision, needs_int64, split_rows, strides5, tile_ids, upcast_dot
+from .common import dot_precision, needs_int64, pixel_tap_rows, strides5, tile_ids, upcast_dot
 from .grad_common import GradFamily, grad_acc
 from .implicit_gemm import gemm_smem, make_configs
 from .launcher import launch_kernel, workspace
@@ -67,12 +67,9 @@ def wgrad_kernel(
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
     for i in range(0, ITERS_PER_SPLIT):
         offs_p = (pid_k * ITERS_PER_SPLIT + i) * BLOCK_K + offs_p0
-        p_ok = offs_p < P
-        n, od, oh, ow = split_rows(offs_p, OD, OH, OW)
-        idd = od * std - pdd + kt * dld
-        ih = oh * sth - pdh + kr * dlh
-        iw = ow * stw - pdw + ks * dlw
-        x_ok = p_ok & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        n, od, oh, ow, p_ok, idd, ih, iw, x_ok = pixel_tap_rows(
+            offs_p, P, OD, OH, OW, kt, kr, ks, std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
+            D, H, W)
         if INT64:
             n = n.to(tl.int64)
         y_row = n * syn + od * syd + oh * syh + ow * syw

@@ -13,7 +13,6 @@ also times the next K-1 ranked candidates. Writes bench.csv, bench.md, env.json.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -22,7 +21,15 @@ import torch
 from ..dispatcher import CACHE, decide, set_chooser
 from ..dispatcher.launch import launch_grad
 from ..kernels.device import spec_of
-from .bench_layers import bench_graph, category, environment, geomean, make_tensors, rel_err
+from .bench_layers import (
+    bench_graph,
+    category,
+    environment,
+    geomean,
+    make_tensors,
+    rel_err,
+    write_results,
+)
 from .bench_layers import suite_problems as layer_suite
 from .inputs import make_grad_output, torch_grad
 
@@ -138,13 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"interrupted after {len(rows)} rows; writing those", flush=True)
     env["layers"] = f"{len({r['problem_id'] for r in rows})} of {len(problems)}"
-    import pandas as pd
-
-    pd.DataFrame(rows).to_csv(out / "bench.csv", index=False)
-    (out / "env.json").write_text(json.dumps(env, indent=1))
-    md = summary_md(rows, env)
-    (out / "bench.md").write_text(md)
-    print(md.split("\n| layer")[0])
+    write_results(out, rows, env, summary_md(rows, env))
     return 0
 
 

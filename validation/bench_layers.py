@@ -228,6 +228,16 @@ def environment(suite: str, dtype: str, command: str, rep_ms: int) -> dict:
                 bf16_peak_tflops=round(matmul_peak_tflops(rep_ms), 1))
 
 
+def write_results(out: Path, rows: list[dict], env: dict, md: str) -> None:
+    """bench.csv, env.json and bench.md into ``out``; prints the summary part of md."""
+    import pandas as pd
+
+    pd.DataFrame(rows).to_csv(out / "bench.csv", index=False)
+    (out / "env.json").write_text(json.dumps(env, indent=1))
+    (out / "bench.md").write_text(md)
+    print(md.split("\n| layer")[0])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suite", default="issue2")
@@ -256,13 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.backends.cudnn.benchmark = True  # the baseline is cuDNN's best algorithm
     rows = run(problems, a.topk, a.rep_ms, lambda m: print(m, flush=True))
     env["layers"] = f"{len(rows)} of {len(problems)}"
-    import pandas as pd
-
-    pd.DataFrame(rows).to_csv(out / "bench.csv", index=False)
-    (out / "env.json").write_text(json.dumps(env, indent=1))
-    md = summary_md(rows, env)
-    (out / "bench.md").write_text(md)
-    print(md.split("\n| layer")[0])
+    write_results(out, rows, env, summary_md(rows, env))
     return 0
 
 
