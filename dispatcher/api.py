@@ -100,13 +100,14 @@ def _conv(dims: int, input, weight, bias, stride, padding, dilation, groups, act
                            activation, residual)
     sig = None
     try:
-        if needs_grad(input, weight, bias, residual):
-            from .autograd import conv_with_grad
-
-            return conv_with_grad(dims, input, weight, bias, stride, padding, dilation, groups,
-                                  activation, residual)
+        grad = needs_grad(input, weight, bias, residual)
     except AttributeError:
-        pass  # not tensors: the checked path below says what is wrong
+        grad = False  # not tensors: the checked path below says what is wrong
+    if grad:
+        from .autograd import conv_with_grad
+
+        return conv_with_grad(dims, input, weight, bias, stride, padding, dilation, groups,
+                              activation, residual)
     try:
         if _fast_path_ok(input, weight, bias, residual):
             sig = _signature(dims, input, weight, bias, stride, padding, dilation, groups,

@@ -21,8 +21,8 @@ import torch.nn.functional as F
 from ..kernels.device import interpreter_enabled, spec_of
 from ..kernels.geometry import ConvGeometry
 from . import args as argcheck
-from .fallback import ACTIVATION_FNS, FallbackWarning, fall_back, torch_conv
-from .launch import launch_grad
+from .fallback import ACTIVATION_FNS, FallbackWarning, explicit_pads, fall_back, torch_conv
+from .launch import empty_grad, launch_grad
 
 _warned: set[str] = set()
 _lock = threading.Lock()
@@ -89,10 +89,10 @@ class _ConvFn(torch.autograd.Function):
             db = dz5.sum(dim=reduce, dtype=acc).to(dz5.dtype)
         xb = x.unsqueeze(0) if ctx.unbatched else x
         if need_x:
-            dx = grad_input(ctx.geom, dz5, w, xb)
+            dx = gradient(ctx.geom, "dgrad", dz5, xb, w)
             dx = dx.squeeze(0) if ctx.unbatched else dx
         if need_w:
-            dw = grad_weight(ctx.geom, dz5, xb, w)
+            dw = gradient(ctx.geom, "wgrad", dz5, xb, w)
         return dx, dw, db, dr, None, None, None, None, None, None, None, None
 
 
@@ -110,45 +110,42 @@ def epilogue_grad(gy: torch.Tensor, saved: torch.Tensor | None,
     return gy
 
 
-def _run(geom: ConvGeometry, direction: str, dy, x, w, out) -> torch.Tensor:
+def gradient(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tensor,
+             w: torch.Tensor) -> torch.Tensor:
+    """dX ('dgrad', in X's memory format) or dW ('wgrad', in W's) of a batched conv, by the
+    kernel the direction's chooser picks."""
     from .api import decide
 
-    device = spec_of(dy.device)
     try:
-        dec = decide(geom, device, direction=direction)
+        dec = decide(geom, spec_of(dy.device), direction=direction)
     except RuntimeError as e:  # no family offers a candidate
-        return _torch_grad(geom, direction, dy, x, w, str(e))
+        return _torch_fallback(geom, direction, dy, x, w, str(e))
+    out = empty_grad(direction, x, w)
     launch_grad(dec.candidate, geom, dy, x=x, w=w, out=out)
     return out
 
 
-def grad_input(geom: ConvGeometry, dy: torch.Tensor, w: torch.Tensor,
-               x: torch.Tensor) -> torch.Tensor:
-    """dX of a batched conv, in X's memory format."""
-    out = torch.empty_like(x, memory_format=torch.preserve_format)
-    return _run(geom, "dgrad", dy, x, w, out)
-
-
-def grad_weight(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor,
-                w: torch.Tensor) -> torch.Tensor:
-    """dW of a batched conv, in W's memory format."""
-    out = torch.empty_like(w, memory_format=torch.preserve_format)
-    return _run(geom, "wgrad", dy, x, w, out)
-
-
-def _torch_grad(geom: ConvGeometry, direction: str, dy, x, w, why: str) -> torch.Tensor:
-    """torch's convolution_backward for one direction, with one warning per reason."""
+def _torch_fallback(geom: ConvGeometry, direction: str, dy, x, w, why: str) -> torch.Tensor:
+    """``torch_grad`` where no family offers a candidate, with one warning per reason."""
     with _lock:
         first = why not in _warned
         _warned.add(why)
     if first:
         warnings.warn(f"convdispatch: {direction} through torch: {why}", FallbackWarning,
                       stacklevel=3)
+    return torch_grad(geom, direction, dy, x, w)
+
+
+def torch_grad(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tensor,
+               w: torch.Tensor) -> torch.Tensor:
+    """dX (direction 'dgrad') or dW ('wgrad') through torch's convolution_backward (cuDNN on
+    a GPU): the fallback, the tests' reference and the benchmarks' baseline."""
+    if direction not in ("dgrad", "wgrad"):
+        raise ValueError(f"direction must be 'dgrad' or 'wgrad', got {direction!r}")
     lead = 3 - geom.dims
     pad_lo, pad_hi = geom.pad[lead:], geom.pads_hi[lead:]
     if pad_lo != pad_hi:  # asymmetric 'same' padding: pad explicitly, crop dX after
-        pads = [v for lo, hi in zip(reversed(pad_lo), reversed(pad_hi)) for v in (lo, hi)]
-        xp = F.pad(x, pads)
+        xp = F.pad(x, explicit_pads(pad_lo, pad_hi))
         pad = (0,) * geom.dims
     else:
         xp, pad = x, pad_lo

@@ -95,17 +95,19 @@ def estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> floa
     return us
 
 
+def _dgrad_taps(g: ConvGeometry) -> int:
+    """Output channels x filter taps one input pixel of a stride phase reduces over."""
+    return g.kg * g.t * g.r * g.s // (g.stride[0] * g.stride[1] * g.stride[2]) or 1
+
+
 # Per gradient family: its GEMM as (M, N, reduction, grid multiplier) of the geometry.
+# Packed tiles count as the per-group GEMM of all groups side by side (roughly).
 GRAD_GEMM = {
-    "dgrad_gemm": lambda g: (g.n * g.d * g.h * g.w, g.cg, g.kg * g.t * g.r * g.s
-                             // max(g.stride[0] * g.stride[1] * g.stride[2], 1), g.g),
+    "dgrad_gemm": lambda g: (g.n * g.d * g.h * g.w, g.cg, _dgrad_taps(g), g.g),
     "wgrad_gemm": lambda g: (g.kg, g.cg, g.gemm_m, g.g * g.t * g.r * g.s),
-    # Packed tiles: the per-group GEMM of all groups side by side (roughly).
-    "dgrad_packed": lambda g: (g.n * g.d * g.h * g.w, g.c, g.kg * g.t * g.r * g.s
-                               // max(g.stride[0] * g.stride[1] * g.stride[2], 1), 1),
+    "dgrad_packed": lambda g: (g.n * g.d * g.h * g.w, g.c, _dgrad_taps(g), 1),
     "wgrad_packed": lambda g: (g.k, g.cg, g.gemm_m, g.t * g.r * g.s),
-    "dgrad_direct": lambda g: (g.n * g.d * g.h * g.w, g.c, g.kg * g.t * g.r * g.s
-                               // max(g.stride[0] * g.stride[1] * g.stride[2], 1), 1),
+    "dgrad_direct": lambda g: (g.n * g.d * g.h * g.w, g.c, _dgrad_taps(g), 1),
     "dgrad_depthwise": lambda g: (g.n * g.d * g.h * g.w, g.c, g.t * g.r * g.s, 1),
     "wgrad_direct": lambda g: (g.gemm_m, g.k * g.cg, 1, g.t * g.r * g.s),
 }
@@ -143,9 +145,6 @@ def packed_estimate_us(geom: ConvGeometry, cand: Candidate) -> float:
     return 10.0 + 5.0 * misses + size
 
 
-BORROWED_ORDER = {"dgrad_depthwise": "depthwise"}
-
-
 class RuleChooser:
     """Family by shape rules; config by the family's measured config order
     (dispatcher/rule_order.json), then by a waves-and-tiles estimate."""
@@ -161,11 +160,7 @@ class RuleChooser:
             raise RuntimeError(f"no kernel family supports {geom.describe()}")
         order, why = preferred_families(geom, device, direction_of(cands[0]))
         rank_of = {f: i for i, f in enumerate(order)}
-        cfg_rank = dict(config_order())
-        # A family without a measured order of its own borrows the one of the forward
-        # family whose kernel it runs.
-        for fam, kernel_of in BORROWED_ORDER.items():
-            cfg_rank.setdefault(fam, cfg_rank.get(kernel_of, {}))
+        cfg_rank = config_order()
 
         def key(cs):
             cand, est = cs

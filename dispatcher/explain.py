@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..kernels.base import Candidate
+from ..kernels.base import DIRECTIONS, Candidate
 from ..kernels.device import DeviceSpec, interpreter_enabled, lookup, spec_of
 from ..kernels.geometry import ConvGeometry
 from . import args as argcheck
@@ -77,8 +77,8 @@ def explain(input: torch.Tensor | ConvGeometry, weight: torch.Tensor | None = No
     """
     if chooser not in (None, "model", "rule"):
         raise ValueError(f"chooser must be 'rule', 'model' or None, got {chooser!r}")
-    if direction not in ("forward", "dgrad", "wgrad"):
-        raise ValueError(f"direction must be 'forward', 'dgrad' or 'wgrad', got {direction!r}")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     device = _device(gpu, input)
     fallback = None
     if isinstance(input, ConvGeometry):

@@ -24,6 +24,11 @@ class FallbackWarning(UserWarning):
     """A convolution ran through torch.nn.functional instead of a convdispatch kernel."""
 
 
+def explicit_pads(pad_lo, pad_hi) -> list[int]:
+    """F.pad's argument (last dim first) for per-side padding of the spatial dims."""
+    return [v for lo, hi in zip(reversed(pad_lo), reversed(pad_hi)) for v in (lo, hi)]
+
+
 def torch_conv(p: ParsedCall, dims: int, activation: str | None) -> torch.Tensor:
     """Reference semantics of conv + bias + residual + activation, in torch."""
     x = p.x
@@ -31,10 +36,7 @@ def torch_conv(p: ParsedCall, dims: int, activation: str | None) -> torch.Tensor
     padding: tuple[int, ...] = pad_lo
     if pad_lo != pad_hi:
         # Asymmetric 'same' padding: pad explicitly, as torch does internally.
-        pads = []
-        for lo, hi in zip(reversed(pad_lo), reversed(pad_hi)):
-            pads += [lo, hi]
-        x = F.pad(x, pads)
+        x = F.pad(x, explicit_pads(pad_lo, pad_hi))
         padding = (0,) * dims
     conv = F.conv2d if dims == 2 else F.conv3d
     y = conv(x, p.w, p.bias, p.stride, padding, p.dilation, p.groups)

@@ -64,6 +64,11 @@ def run_candidate(cand: Candidate, x: torch.Tensor, weight: torch.Tensor,
     return out
 
 
+def empty_grad(direction: str, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """An uninitialised dX (dgrad) or dW (wgrad) with X's or W's strides."""
+    return torch.empty_like(x if direction == "dgrad" else w, memory_format=torch.preserve_format)
+
+
 def launch_grad(cand: Candidate, geom: ConvGeometry, dy: torch.Tensor, *,
                 x: torch.Tensor | None, w: torch.Tensor | None, out: torch.Tensor) -> None:
     """Run a dgrad (reads dy, w) or wgrad (reads dy, x) candidate writing ``out`` (batched
@@ -85,7 +90,6 @@ def run_grad_candidate(cand: Candidate, direction: str, dy: torch.Tensor, x: tor
 
     registry.check_candidate(geom, cand, spec_of(dy.device), direction)
     if out is None:
-        like = x if direction == "dgrad" else w
-        out = torch.empty_like(like, memory_format=torch.preserve_format)
+        out = empty_grad(direction, x, w)
     launch_grad(cand, geom, dy, x=x, w=w, out=out)
     return out

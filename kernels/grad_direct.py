@@ -15,6 +15,8 @@ run as FMA over channels, NHWC channels contiguous in each load:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import triton
 import triton.language as tl
 
@@ -221,6 +223,7 @@ class WgradDirectFamily(GradFamily):
             reduce_splits(call, ws, split)
 
 
+@lru_cache(maxsize=1024)  # asked once per config of the family when candidates are listed
 def transposed_geometry(geom):
     """The stride-1 forward convolution whose output is dX: dY convolved with the flipped
     filter (channels swapped), or None when the padding it needs would be negative."""

@@ -182,16 +182,14 @@ class CudaBackend:
 
     def _grad_tensors(self, role: str, problem_id: str, geom: ConvGeometry, x, w) -> tuple:
         """(dy, x, w, reference or output buffer) of a gradient sweep."""
-        import torch
-
+        from ..dispatcher.launch import empty_grad
         from .inputs import grad_reference, make_grad_output, seed_of
 
         dy = make_grad_output(geom, x.device, seed_of(problem_id))
-        like = x if self.direction == "dgrad" else w
         if role == "check":
             extra = grad_reference(geom, self.direction, dy, x, w)
         else:
-            extra = torch.empty_like(like, memory_format=torch.preserve_format)
+            extra = empty_grad(self.direction, x, w)
         return dy, x, w, extra
 
     def _context_dead(self) -> bool:

@@ -19,14 +19,14 @@ from pathlib import Path
 import torch
 
 from ..dispatcher import CACHE, decide, set_chooser
-from ..dispatcher.launch import launch_grad
+from ..dispatcher.launch import empty_grad, launch_grad
 from ..kernels.device import spec_of
 from .bench_layers import (
     bench_graph,
     category,
     environment,
-    geomean,
     make_tensors,
+    ratio_cells,
     rel_err,
     write_results,
 )
@@ -44,7 +44,7 @@ def measure(i: int, p, spec, topk: int, rep_ms: int, log) -> list[dict]:
     for direction in DIRECTIONS:
         with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
             ref = torch_grad(g, direction, dy.float(), x.float(), w.float())
-        out = torch.empty_like(x if direction == "dgrad" else w)
+        out = empty_grad(direction, x, w)
         dec = decide(g, spec, direction=direction)
 
         def run(c, o=out):
@@ -101,11 +101,7 @@ def summary_md(rows: list[dict], env: dict) -> str:
         for d in (*DIRECTIONS, "both"):
             sel = [r for r in rows if r["category"] == cat and (d == "both" or r["direction"] == d)]
             if sel:
-                lines.append(
-                    f"| {cat} | {d} | {len(sel)} | "
-                    f"{geomean(r['speedup_vs_cudnn'] for r in sel):.2f} | "
-                    f"{min(r['speedup_vs_cudnn'] for r in sel):.2f} | "
-                    f"{geomean(r['topk_speedup_vs_cudnn'] for r in sel):.2f} |")
+                lines.append(f"| {cat} | {d} | {ratio_cells(sel)}")
     lines += ["", "| layer | direction | geometry | chosen | ours us | cuDNN us | x cuDNN | "
               "best top-k x | TFLOP/s | rel err |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:

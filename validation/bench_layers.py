@@ -178,6 +178,13 @@ def geomean(vals) -> float:
     return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else float("nan")
 
 
+def ratio_cells(sel: list[dict]) -> str:
+    """Table cells 'layers | geomean | min | geomean best-of-top-k |' of ratios to cuDNN."""
+    return (f"{len(sel)} | {geomean(r['speedup_vs_cudnn'] for r in sel):.2f} | "
+            f"{min(r['speedup_vs_cudnn'] for r in sel):.2f} | "
+            f"{geomean(r['topk_speedup_vs_cudnn'] for r in sel):.2f} |")
+
+
 def summary_md(rows: list[dict], env: dict) -> str:
     lines = [f"# Layer benchmark: {env['suite']} ({env['dtype']}, channels_last)", "",
              "Latencies are CUDA-graph replays (device time); eager times, host overhead "
@@ -192,9 +199,7 @@ def summary_md(rows: list[dict], env: dict) -> str:
     for cat in ("dense", "grouped", "depthwise"):
         sel = [r for r in rows if r["category"] == cat]
         if sel:
-            lines.append(f"| {cat} | {len(sel)} | {geomean(r['speedup_vs_cudnn'] for r in sel):.2f}"
-                         f" | {min(r['speedup_vs_cudnn'] for r in sel):.2f} | "
-                         f"{geomean(r['topk_speedup_vs_cudnn'] for r in sel):.2f} |")
+            lines.append(f"| {cat} | {ratio_cells(sel)}")
     peak = env.get("bf16_peak_tflops") or float("nan")
     if rows:
         top = max(rows, key=lambda r: r["tflops"])

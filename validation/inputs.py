@@ -27,6 +27,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ..dispatcher.autograd import torch_grad
 from ..kernels.geometry import ConvGeometry
 
 TOLERANCE = {"float16": 1e-2, "bfloat16": 3e-2, "float32": 1e-2}
@@ -155,20 +156,6 @@ def make_grad_output(geom: ConvGeometry, device: torch.device | str, seed: int) 
     shape = [geom.n, geom.k, *geom.out_spatial[3 - geom.dims:]]
     dy = torch.randn(shape, generator=gen, device=device, dtype=torch.float32)
     return dy.to(TORCH_DTYPES[geom.dtype]).contiguous(memory_format=memory_format(geom))
-
-
-def torch_grad(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tensor,
-               w: torch.Tensor) -> torch.Tensor:
-    """dX (direction 'dgrad') or dW ('wgrad') through torch (cuDNN on a GPU); symmetric
-    padding only, as the sweep's geometries have."""
-    if direction not in ("dgrad", "wgrad"):
-        raise ValueError(f"direction must be 'dgrad' or 'wgrad', got {direction!r}")
-    a = conv_args(geom)
-    mask = [direction == "dgrad", direction == "wgrad", False]
-    gx, gw, _ = torch.ops.aten.convolution_backward(
-        dy, x, w, None, list(a["stride"]), list(a["padding"]), list(a["dilation"]), False,
-        [0] * geom.dims, geom.g, mask)
-    return gx if direction == "dgrad" else gw
 
 
 def grad_reference(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tensor,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..kernels.base import DIRECTIONS
 from ..kernels.geometry import DTYPES
 from .cli_args import (
     command_line,
@@ -42,7 +43,7 @@ def register(subparsers) -> None:
                    help="seconds one compile + check may take")
     p.add_argument("--time-timeout", type=positive_seconds, default=300.0, metavar="S",
                    help="seconds one timing may take")
-    p.add_argument("--direction", choices=("forward", "dgrad", "wgrad"), default="forward",
+    p.add_argument("--direction", choices=DIRECTIONS, default="forward",
                    help="what to measure: the forward conv or a gradient (dgrad: of the "
                         "input, wgrad: of the weight); write each to its own CSV")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
