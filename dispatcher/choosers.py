@@ -13,6 +13,7 @@ from typing import Protocol
 from ..kernels.base import Candidate
 from ..kernels.device import DeviceSpec
 from ..kernels.geometry import ConvGeometry
+from ..kernels.grad_common import GEMM_VIEW
 from .decision import Decision
 
 
@@ -70,7 +71,7 @@ def estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> floa
     """Rough latency from waves of padded tiles; only its ordering matters."""
     cfg = cand.config
     sms = max(device.sm_count, 1)
-    if cand.family in GRAD_GEMM:
+    if cand.family in GEMM_VIEW:
         return grad_estimate_us(geom, cand, device)
     if cand.family == "grouped_direct":
         work = geom.gemm_m * geom.k * geom.gemm_k
@@ -95,28 +96,10 @@ def estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> floa
     return us
 
 
-def _dgrad_taps(g: ConvGeometry) -> int:
-    """Output channels x filter taps one input pixel of a stride phase reduces over."""
-    return g.kg * g.t * g.r * g.s // (g.stride[0] * g.stride[1] * g.stride[2]) or 1
-
-
-# Per gradient family: its GEMM as (M, N, reduction, grid multiplier) of the geometry.
-# Packed tiles count as the per-group GEMM of all groups side by side (roughly).
-GRAD_GEMM = {
-    "dgrad_gemm": lambda g: (g.n * g.d * g.h * g.w, g.cg, _dgrad_taps(g), g.g),
-    "wgrad_gemm": lambda g: (g.kg, g.cg, g.gemm_m, g.g * g.t * g.r * g.s),
-    "dgrad_packed": lambda g: (g.n * g.d * g.h * g.w, g.c, _dgrad_taps(g), 1),
-    "wgrad_packed": lambda g: (g.k, g.cg, g.gemm_m, g.t * g.r * g.s),
-    "dgrad_direct": lambda g: (g.n * g.d * g.h * g.w, g.c, _dgrad_taps(g), 1),
-    "dgrad_depthwise": lambda g: (g.n * g.d * g.h * g.w, g.c, g.t * g.r * g.s, 1),
-    "wgrad_direct": lambda g: (g.gemm_m, g.k * g.cg, 1, g.t * g.r * g.s),
-}
-
-
 def grad_estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> float:
     """Waves of padded tiles of a gradient family's GEMM (or FMA tiles for *_direct)."""
     cfg = cand.config
-    m, n, red, mult = GRAD_GEMM[cand.family](geom)
+    m, n, red, mult = GEMM_VIEW[cand.family](geom)
     bm, bn, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("SPLIT_K", 1)
     if cand.family == "wgrad_direct":  # BLOCK_M walks the pixels, BLOCK_N the weight rows
         tiles = math.ceil(n / bn) * mult * split

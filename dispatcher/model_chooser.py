@@ -18,10 +18,14 @@ class ModelChooser:
         self.identity = f"model-{model.identity}"
 
     @classmethod
-    def load(cls, path: str | Path) -> ModelChooser:
-        from ..heuristics.model_store import load_model
+    def load(cls, path: str | Path, direction: str | None = None) -> ModelChooser:
+        """The model at ``path``; with ``direction``, refuse one trained for another."""
+        from ..heuristics.model_store import ModelLoadError, load_model
 
-        return cls(load_model(path))
+        model = load_model(path)
+        if direction is not None and model.direction != direction:
+            raise ModelLoadError(f"{path}: a {model.direction} model, not a {direction} one")
+        return cls(model)
 
     def choose(self, geom: ConvGeometry, cands: list[Candidate], device: DeviceSpec) -> Decision:
         if not cands:

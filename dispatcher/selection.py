@@ -63,7 +63,7 @@ def _load_model_chooser(device: DeviceSpec, direction: str) -> Chooser | None:
     if note:
         warnings.warn(f"convdispatch: {note}", RuntimeWarning, stacklevel=3)
     try:
-        return ModelChooser.load(path)
+        return ModelChooser.load(path, direction)
     except ValueError as e:
         from .settings import strict
 

@@ -22,7 +22,7 @@ from ..kernels.device import KNOWN, DeviceSpec, device_key
 from ..kernels.geometry import ConvGeometry
 from ..validation.sweep_csv import read_sweep
 from ..validation.sweep_schema import GEOMETRY_COLUMNS
-from .features import FAMILY_KIND, candidate_table, sweep_feature_matrix
+from .features import FAMILY_DIRECTION, FAMILY_KIND, candidate_table, sweep_feature_matrix
 
 _SEP = "\x1f"  # joins gpu and problem_id into one problem key
 
@@ -137,10 +137,21 @@ def _device_of(gpus: list[str]) -> DeviceSpec:
     return KNOWN[keys[0]]
 
 
+def direction_of(df: pd.DataFrame) -> str:
+    """The one direction ('forward', 'dgrad', 'wgrad') of the rows' families."""
+    found = sorted({FAMILY_DIRECTION[f] for f in df["family"].unique()})
+    if len(found) != 1:
+        where = sorted(df["source"].unique()) if "source" in df else []
+        raise ValueError(f"the sweeps {where} mix directions {found}: train one model per "
+                         "direction (forward, dgrad, wgrad CSVs apart)")
+    return found[0]
+
+
 def build_dataset(df: pd.DataFrame, data_sha256: str = "") -> Dataset:
     """Features and targets of checked sweep rows (all statuses kept; see ``ok``)."""
     if df.empty:
         raise ValueError("the sweeps hold no rows")
+    direction_of(df)
     gpus = sorted(df["gpu"].unique().tolist())
     device = _device_of(gpus)
     key = df["gpu"].astype(str) + _SEP + df["problem_id"].astype(str)

@@ -18,13 +18,20 @@ import numpy as np
 from ..kernels.base import Candidate, Config
 from ..kernels.device import DeviceSpec
 from ..kernels.geometry import DTYPES, ConvGeometry
+from ..kernels.grad_common import GEMM_VIEW, forward_gemm_view
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
-FAMILY_NAMES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem", "splitk",
-                "grouped_packed", "depthwise")
+FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
+                    "splitk", "grouped_packed", "depthwise")
+GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise",
+                 "wgrad_gemm", "wgrad_packed", "wgrad_direct")
+FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
+# The direction each family computes (a model is trained per direction).
+FAMILY_DIRECTION = {f: "forward" for f in FORWARD_FAMILIES} | {
+    f: f.split("_")[0] for f in GRAD_FAMILIES}
 
 # How a family tiles the problem, which fixes its effective M / N / K:
 # gemm: per-group implicit GEMM, N = K/g, reduction t*r*s*ceil(cg/BK) steps;
@@ -35,7 +42,10 @@ FAMILY_NAMES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", 
 # reduction runs over their GPT * C/g channels (block-diagonal weight tile).
 FAMILY_KIND = {"implicit_gemm": "gemm", "pointwise": "gemm", "grouped_gemm": "gemm",
                "splitk": "gemm", "stem": "flat", "grouped_direct": "direct",
-               "grouped_packed": "packed", "depthwise": "direct"}
+               "grouped_packed": "packed", "depthwise": "direct",
+               **dict.fromkeys(GRAD_FAMILIES, "grad")}
+# grad: the tile counts, waves and waste come from the family's own GEMM
+# (kernels/grad_common.py GEMM_VIEW: M, N, reduction, grid multiplier).
 
 _GEOM_NAMES = (
     "n", "c", "k", "g", "d", "h", "w", "t", "r", "s",
@@ -57,17 +67,21 @@ _DERIVED_NAMES = (
 # K/g. Odd channel counts lose vectorised loads, which changes which tile is fastest.
 _ALIGN_NAMES = ("align_c", "align_k", "align_cg", "align_kg")
 _ALIGN_CAP = 64
+# The direction, and the GEMM the candidate's family computes (forward: the conv's).
+_VIEW_NAMES = ("dir_forward", "dir_dgrad", "dir_wgrad",
+               "view_log2_m", "view_log2_n", "view_log2_red", "view_log2_mult")
 FEATURE_NAMES: tuple[str, ...] = (
     _GEOM_NAMES + tuple(f"fam_{f}" for f in FAMILY_NAMES) + _KNOB_NAMES + _DERIVED_NAMES
-    + _ALIGN_NAMES
+    + _ALIGN_NAMES + _VIEW_NAMES
 )
 N_FEATURES = len(FEATURE_NAMES)
 _N_GEOM = len(_GEOM_NAMES)
 _N_FAM = len(FAMILY_NAMES)
-_KINDS = ("gemm", "flat", "direct", "packed")
+_KINDS = ("gemm", "flat", "direct", "packed", "grad")
 # Knobs the formulas below divide by, per kind: a config without them is malformed.
 _REQUIRED = {"gemm": ("BLOCK_M", "BLOCK_N", "BLOCK_K"), "flat": ("BLOCK_M", "BLOCK_N", "BLOCK_K"),
-             "direct": ("BLOCK_M", "BLOCK_N"), "packed": ("BLOCK_M", "BLOCK_N", "BLOCK_K")}
+             "direct": ("BLOCK_M", "BLOCK_N"), "packed": ("BLOCK_M", "BLOCK_N", "BLOCK_K"),
+             "grad": ("BLOCK_M", "BLOCK_N")}
 
 
 def _log2(x: float) -> float:
@@ -106,8 +120,9 @@ def geometry_vector(geom: ConvGeometry, device: DeviceSpec) -> np.ndarray:
 
 
 # Columns of ``candidate_table``: one-hot, knobs, then what does not depend on the
-# geometry: kind flags (gemm, flat, direct, packed), BLOCK_K of the reduction
-# (1 for direct), tile_mn, tile_intensity, acc_per_thread.
+# geometry: kind flags (gemm, flat, direct, packed, grad), BLOCK_K of the reduction
+# (1 for direct and for the gradient FMA families), tile_mn, tile_intensity,
+# acc_per_thread.
 _N_KNOB = len(_KNOB_NAMES)
 _T_KNOB = _N_FAM
 _T_KIND = _N_FAM + _N_KNOB
@@ -132,7 +147,7 @@ def _candidate_row(family: str, config: Config) -> tuple[float, ...]:
     flags = tuple(float(kind == k) for k in _KINDS)
     bm, bn, bk, warps = (float(cfg.get(k, 0)) for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K",
                                                           "num_warps"))
-    bk_eff = 1.0 if kind == "direct" else max(bk, 1.0)
+    bk_eff = 1.0 if kind == "direct" else max(bk, 1.0)  # grad: BLOCK_K or 1 (FMA)
     extra = (bk_eff, bm * bn, bm * bn / (bm + bn), bm * bn / (32.0 * max(warps, 1.0)))
     return (*onehot, *knobs, *flags, *extra)
 
@@ -195,7 +210,7 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     d = _N_GEOM + _N_FAM + _N_KNOB
     out[:, _N_GEOM:d] = tab[:, :_T_KIND]
     bm, bn, bk, _, split, _, stages, tile_w = tab[:, _T_KNOB:_T_KIND].T
-    gemm, flat, direct, packed = tab[:, _T_KIND:_T_EXTRA].T
+    gemm, flat, direct, packed, grad = tab[:, _T_KIND:_T_EXTRA].T
     bk_eff, tile_mn, tile_int, acc = tab[:, _T_EXTRA:].T
 
     # Per-kind sizes as blends of 0/1 flags (one pass each, no branches).
@@ -249,8 +264,65 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, d + 17] = np.where(split > 1, np.log2(np.maximum(split * m * geom.k * 4.0, 1.0)), 0.0)
     out[:, d + 18] = acc
     out[:, d + 19] = halo
-    out[:, d + 20:] = alignment_vector(geom)
+    out[:, d + 20:d + 24] = alignment_vector(geom)
+    view, dims = _view_columns(geom, tab[:, :_N_FAM].argmax(axis=1))
+    out[:, d + 24:] = view
+    if grad.any():
+        _grad_derived(out[:, d:d + 20], grad > 0, dims, bm, bn, bk, bk_eff, split, stages,
+                      geom.elem_bytes, sms)
     return out.astype(np.float32)
+
+
+_DIRECTION_OF_INDEX = np.array([("forward", "dgrad", "wgrad").index(FAMILY_DIRECTION[f])
+                                for f in FAMILY_NAMES])
+
+
+def _view_columns(geom: ConvGeometry, fam_idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``_VIEW_NAMES`` columns (direction one-hot, log2 of the family's GEMM M, N,
+    reduction, grid multiplier) and those four sizes themselves; one view a family."""
+    out = np.zeros((len(fam_idx), len(_VIEW_NAMES)))
+    dims = np.ones((len(fam_idx), 4))
+    direction = _DIRECTION_OF_INDEX[fam_idx]
+    if not direction.any():  # forward only (every dispatch of a forward conv): one view
+        view = forward_gemm_view(geom)
+        out[:, 0] = 1.0
+        dims[:] = [max(v, 1) for v in view]
+        out[:, 3:] = [_log2(v) for v in view]
+        return out, dims
+    out[np.arange(len(fam_idx)), direction] = 1.0
+    for i in set(fam_idx.tolist()):
+        name = FAMILY_NAMES[i]
+        view = GEMM_VIEW[name](geom) if name in GEMM_VIEW else forward_gemm_view(geom)
+        rows = fam_idx == i
+        dims[rows] = [max(v, 1) for v in view]
+        out[rows, 3:] = [_log2(v) for v in view]
+    return out, dims
+
+
+def _grad_derived(derived: np.ndarray, rows: np.ndarray, dims: np.ndarray, bm, bn, bk,
+                  bk_eff, split, stages, elem_bytes: int, sms: float) -> None:
+    """Overwrite ``_DERIVED_NAMES`` of the gradient families' rows with the tiles, waves
+    and waste of their own GEMM (``dims``: M, N, reduction, multiplier)."""
+    m, n, red, mult = dims[rows].T
+    bm, bn, bk, bk_eff, split, stages = (a[rows] for a in (bm, bn, bk, bk_eff, split, stages))
+    tiles_m, tiles_n = np.ceil(m / bm), np.ceil(n / bn)
+    k_steps = np.ceil(red / bk_eff)
+    programs = tiles_m * tiles_n * mult * split
+    waves = programs / sms
+    waves_ceil = np.ceil(waves)
+    sub = derived[rows]
+    sub[:, 0], sub[:, 1], sub[:, 2] = tiles_m, tiles_n, k_steps
+    sub[:, 3] = np.ceil(k_steps / split)
+    sub[:, 4], sub[:, 5] = programs, np.log2(np.maximum(programs, 1.0))
+    sub[:, 6], sub[:, 7] = waves, waves_ceil
+    sub[:, 8] = (programs % sms) / sms
+    sub[:, 9] = waves / np.maximum(waves_ceil, 1.0)
+    sub[:, 10], sub[:, 11] = tiles_m * bm / m - 1.0, tiles_n * bn / n - 1.0
+    sub[:, 12] = k_steps * bk_eff / red - 1.0
+    sub[:, 13] = stages * (bm + bn) * bk * float(elem_bytes)
+    sub[:, 16] = np.log2(np.maximum(2.0 * bm * bn * k_steps * bk_eff / split, 1.0))
+    sub[:, 17] = np.where(split > 1, np.log2(np.maximum(split * m * n * mult * 4.0, 1.0)), 0.0)
+    derived[rows] = sub
 
 
 def _parse_candidates(families, configs) -> list[Candidate]:
@@ -283,6 +355,7 @@ def sweep_feature_matrix(df, group_key: str, devices: dict) -> np.ndarray:
     return out
 
 
-__all__ = ["FAMILY_KIND", "FAMILY_NAMES", "FEATURE_NAMES", "N_FEATURES", "SCHEMA_VERSION",
+__all__ = ["FAMILY_DIRECTION", "FAMILY_KIND", "FAMILY_NAMES", "FORWARD_FAMILIES",
+           "GRAD_FAMILIES", "FEATURE_NAMES", "N_FEATURES", "SCHEMA_VERSION",
            "alignment_vector", "candidate_table", "feature_matrix", "geometry_vector",
            "sweep_feature_matrix"]

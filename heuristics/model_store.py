@@ -22,10 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernels.base import Candidate
+from ..kernels.base import DIRECTIONS, Candidate
 from ..kernels.device import KNOWN, DeviceSpec, device_key
 from ..kernels.geometry import ConvGeometry
 from .features import (
+    FAMILY_DIRECTION,
     FAMILY_NAMES,
     FEATURE_NAMES,
     N_FEATURES,
@@ -60,10 +61,15 @@ class LoadedModel:
         return self.schema["score"]["unit"]
 
     @property
+    def direction(self) -> str:
+        """'forward', 'dgrad' or 'wgrad': what the model's families compute."""
+        return self.schema.get("direction", "forward")
+
+    @property
     def families(self) -> frozenset[str]:
         """Families the model saw in training (schema.json 'families', default all); others
         are ranked after them with score inf."""
-        return frozenset(self.schema.get("families", FAMILY_NAMES))
+        return frozenset(self.schema.get("families", _families_of(self.direction)))
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         """Scores (float64), lower = predicted faster, for a [n, N_FEATURES] matrix."""
@@ -106,6 +112,10 @@ def _read_json(path: Path) -> dict:
     return obj
 
 
+def _families_of(direction: str) -> list[str]:
+    return [f for f in FAMILY_NAMES if FAMILY_DIRECTION[f] == direction]
+
+
 def _check_schema(schema: dict, path: Path) -> None:
     version = schema.get("schema_version")
     if version != SCHEMA_VERSION:
@@ -127,10 +137,17 @@ def _check_schema(schema: dict, path: Path) -> None:
     sha = schema.get("model_sha256")
     if not isinstance(sha, str) or len(sha) != 64:
         raise ModelLoadError(f"{path}: model_sha256 is missing or malformed")
-    fams = schema.get("families", list(FAMILY_NAMES))
+    direction = schema.get("direction", "forward")
+    if direction not in DIRECTIONS:
+        raise ModelLoadError(f"{path}: 'direction' must be one of {DIRECTIONS}, got {direction!r}")
+    fams = schema.get("families", _families_of(direction))
     if not isinstance(fams, list) or not fams or any(f not in FAMILY_NAMES for f in fams):
         raise ModelLoadError(f"{path}: 'families' must be a non-empty list of known families "
                              f"{list(FAMILY_NAMES)}, got {fams!r}")
+    others = [f for f in fams if FAMILY_DIRECTION[f] != direction]
+    if others:
+        raise ModelLoadError(f"{path}: a {direction!r} model lists families of another "
+                             f"direction: {others}")
 
 
 def load_model(path: str | os.PathLike) -> LoadedModel:
@@ -190,8 +207,8 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
                     families: Sequence[str] | None = None) -> dict:
     """Write model.txt, schema.json, meta.json; verify the numpy evaluator against lightgbm.
 
-    ``families``: the families in the training data (default: all of
-    FAMILY_NAMES). Returns the meta written (with the model's sha256, identity
+    ``families``: the families in the training data, all of one direction (default:
+    every forward family). Returns the meta written (with the model's sha256, identity
     and the largest |tree_model - lightgbm| difference on ``check_X``). Raises
     RuntimeError when that exceeds 1e-6. Files are written model.txt,
     schema.json, meta.json, each atomically; load_model checks the sha256 that
@@ -200,10 +217,13 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
     from .train import METHODS
 
     info = METHODS[method]
-    fams = sorted(set(families if families is not None else FAMILY_NAMES))
+    fams = sorted(set(families if families is not None else _families_of("forward")))
     unknown = [f for f in fams if f not in FAMILY_NAMES]
     if unknown or not fams:
         raise ValueError(f"families {fams} must be a non-empty subset of {list(FAMILY_NAMES)}")
+    directions = sorted({FAMILY_DIRECTION[f] for f in fams})
+    if len(directions) > 1:
+        raise ValueError(f"families {fams} mix directions {directions}: one model a direction")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / (MODEL_FILE + ".tmp")
@@ -212,7 +232,7 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
     sha = sha256_file(out / MODEL_FILE)
     schema = {
         "schema_version": SCHEMA_VERSION, "feature_names": list(FEATURE_NAMES),
-        "families": fams, "method": method,
+        "families": fams, "direction": directions[0], "method": method,
         "score": {"transform": info.transform, "unit": info.unit},
         "model_file": MODEL_FILE, "model_sha256": sha,
         "gpu": {"name": device.name, "key": device.key, "capability": list(device.capability),

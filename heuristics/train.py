@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from .dataset import Dataset, load_dataset
+from .dataset import Dataset, direction_of, load_dataset
 from .features import FAMILY_NAMES, FEATURE_NAMES, SCHEMA_VERSION
 from .metrics import (
     cudnn_per_problem,
@@ -303,6 +303,7 @@ def _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen) -> di
     return {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "schema_version": SCHEMA_VERSION,
+        "direction": direction_of(ds.rows),
         "data": {
             "sha256": ds.data_sha256, "files": [str(p) for p in sweeps],
             "rows": int(len(ds.ok)), "ok_rows": int(ds.ok.sum()),

@@ -19,3 +19,17 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def clean_dispatcher(monkeypatch):
+    """No chooser override, no loaded models or cached decisions, strict mode off; the
+    same again afterwards."""
+    from convdispatch.dispatcher import selection, set_chooser, settings
+
+    monkeypatch.setattr(settings, "_strict", False)
+    set_chooser(None)
+    selection.reset()
+    yield
+    set_chooser(None)
+    selection.reset()

@@ -362,9 +362,9 @@ def test_threads_load_the_shipped_model_once(monkeypatch):
     loads = []
     real_load = ModelChooser.load.__func__
 
-    def counting_load(cls, path):
+    def counting_load(cls, path, direction=None):
         loads.append(path)
-        return real_load(cls, path)
+        return real_load(cls, path, direction)
 
     monkeypatch.setattr(ModelChooser, "load", classmethod(counting_load))
     selection.reset()

@@ -13,7 +13,12 @@ import pytest
 from convdispatch.dispatcher import decide, explain, registry, selection, set_chooser, settings
 from convdispatch.dispatcher.model_chooser import ModelChooser
 from convdispatch.heuristics import model_store
-from convdispatch.heuristics.features import FAMILY_NAMES, FEATURE_NAMES, N_FEATURES
+from convdispatch.heuristics.features import (
+    FAMILY_NAMES,
+    FEATURE_NAMES,
+    FORWARD_FAMILIES,
+    N_FEATURES,
+)
 from convdispatch.heuristics.model_store import (
     MODELS_ROOT,
     LoadedModel,
@@ -193,7 +198,7 @@ def test_schema_without_families_means_all(copy):
     schema = json.loads((copy / "schema.json").read_text())
     del schema["families"]
     (copy / "schema.json").write_text(json.dumps(schema))
-    assert load_model(copy).families == set(FAMILY_NAMES)
+    assert load_model(copy).families == set(FORWARD_FAMILIES)
 
 
 def test_write_model_dir_refuses_unknown_families(trained, tmp_path):
@@ -291,16 +296,6 @@ def test_find_model_returns_a_broken_exact_directory(copy):
 
 
 # -- through the dispatcher -----------------------------------------------------------
-
-@pytest.fixture
-def clean_dispatcher(monkeypatch):
-    monkeypatch.setattr(settings, "_strict", False)
-    set_chooser(None)
-    selection.reset()
-    yield
-    set_chooser(None)
-    selection.reset()
-
 
 def test_set_chooser_uses_the_model_and_explain_shows_it(trained, clean_dispatcher):
     chooser = ModelChooser.load(trained)

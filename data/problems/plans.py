@@ -63,6 +63,11 @@ PLANS: dict[str, tuple[str, tuple[PlanPart, ...]]] = {
         PlanPart("random_train:1:12", BF16),
         PlanPart("mobilenet_v2", FP32, batches=(32,)),
         PlanPart("random_train:2:12", FP32),
+        # Added 2026-11-23 (third session): more random shapes, the set the model
+        # generalised worst to.
+        PlanPart("random_train:3:100", FP16),
+        PlanPart("random_train:4:40", BF16),
+        PlanPart("random_train:5:40", FP32),
     )),
     "holdout": ("holdout", (
         PlanPart("resnext50_32x4d", FP16, batches=(1, 8, 32)),
