@@ -410,3 +410,19 @@ def test_sweep_cli_direction_flag(tmp_path):
     assert rc == 0
     df = read_sweep(out)
     assert set(df.family) <= {f.name for f in registry.families("wgrad")}
+
+
+def test_summary_counts_same_problem_ids_of_two_files_apart(tmp_path):
+    """A dgrad and a wgrad sweep share problem ids; the summary lists both files."""
+    from convdispatch.validation.sweep_summary import summary_markdown
+
+    paths = []
+    for direction in ("dgrad", "wgrad"):
+        out = tmp_path / f"bwd_{direction}.csv"
+        sweep(PROBLEMS[:2], out, backend=FakeBackend(direction=direction), limit_candidates=3)
+        paths.append(str(out))
+    text = summary_markdown(paths)
+    for p in paths:
+        rows = len(read_sweep(p))
+        assert f"| {Path(p).name} | 2 | {rows} |" in text
+    assert "All: 4 problems" in text

@@ -17,19 +17,22 @@ from .sweep_csv import read_sweep
 
 
 def _load(paths: Sequence[str]) -> pd.DataFrame:
+    """Rows of every file, with the file's name and a problem key unique across files (a
+    dgrad and a wgrad sweep hold the same problem ids, but they are different problems)."""
     frames = [read_sweep(p).assign(file=Path(p).name) for p in paths]
-    return pd.concat(frames, ignore_index=True)
+    df = pd.concat(frames, ignore_index=True)
+    return df.assign(key=df["file"] + "\x1f" + df["problem_id"])
 
 
 def spread_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per problem: best, median and worst ok latency, and the cuDNN time."""
     ok = df[df["status"] == "ok"]
-    g = ok.groupby("problem_id")
+    g = ok.groupby("key")
     out = pd.DataFrame({"best": g["latency_us"].min(), "median": g["latency_us"].median(),
                         "worst": g["latency_us"].max(), "cudnn": g["cudnn_us"].first(),
                         "candidates": g.size()})
-    win = ok.loc[g["latency_us"].idxmin(), ["problem_id", "family", "g", "c", "file"]]
-    return out.join(win.set_index("problem_id"))
+    win = ok.loc[g["latency_us"].idxmin(), ["key", "family", "g", "c", "file"]]
+    return out.join(win.set_index("key"))
 
 
 def _quant(s: pd.Series) -> str:
@@ -61,7 +64,7 @@ def harness_lines(paths: Sequence[str]) -> list[str]:
 def summary_markdown(paths: Sequence[str]) -> str:
     df = _load(paths)
     sp = spread_table(df)
-    first = df.drop_duplicates("problem_id")
+    first = df.drop_duplicates("key")
     lines = [f"Files: {', '.join(Path(p).name for p in paths)}; GPU: "
              f"{', '.join(sorted(df['gpu'].unique()))}.", "",
              "| file | problems | rows | candidates/problem | fp16 / bf16 / fp32 problems | "
