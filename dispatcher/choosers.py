@@ -13,7 +13,8 @@ from typing import Protocol
 from ..kernels.base import Candidate
 from ..kernels.device import DeviceSpec
 from ..kernels.geometry import ConvGeometry
-from ..kernels.grad_common import GEMM_VIEW
+from ..kernels.grad_common import grad_estimate_us
+from . import registry
 from .decision import Decision
 
 
@@ -71,8 +72,9 @@ def estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> floa
     """Rough latency from waves of padded tiles; only its ordering matters."""
     cfg = cand.config
     sms = max(device.sm_count, 1)
-    if cand.family in GEMM_VIEW:
-        return grad_estimate_us(geom, cand, device)
+    family = registry.family(cand.family)
+    if family.direction != "forward":
+        return grad_estimate_us(family.grid(geom, cfg), cfg.get("SPLIT_K", 1), sms)
     if cand.family == "grouped_direct":
         work = geom.gemm_m * geom.k * geom.gemm_k
         tiles = math.ceil(geom.gemm_m / cfg["BLOCK_M"]) * math.ceil(geom.k / cfg["BLOCK_N"])
@@ -93,26 +95,6 @@ def estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> floa
     us = waves * tile_flops / (4e6 * efficiency) + 2.0
     if split > 1:
         us += geom.gemm_m * geom.k * split * 4 / 1.5e6 + 3.0
-    return us
-
-
-def grad_estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> float:
-    """Waves of padded tiles of a gradient family's GEMM (or FMA tiles for *_direct)."""
-    cfg = cand.config
-    m, n, red, mult = GEMM_VIEW[cand.family](geom)
-    bm, bn, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("SPLIT_K", 1)
-    if cand.family == "wgrad_direct":  # BLOCK_M walks the pixels, BLOCK_N the weight rows
-        tiles = math.ceil(n / bn) * mult * split
-        work = m * n * mult
-        return math.ceil(tiles / max(device.sm_count, 1)) * work / max(tiles, 1) / 2e3 + 3.0
-    tiles = math.ceil(m / bm) * math.ceil(n / bn) * mult * split
-    waves = math.ceil(tiles / max(device.sm_count, 1))
-    rate = 4e6 * min(1.0, (bm * bn) / (128 * 128)) ** 0.35
-    if cand.family.endswith(("_direct", "_depthwise")):
-        rate = 2e5
-    us = waves * 2 * bm * bn * max(red, 1) / split / rate + 2.0
-    if split > 1:
-        us += n * m * split * 4 / 1.5e6 + 3.0
     return us
 
 

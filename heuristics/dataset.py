@@ -139,11 +139,18 @@ def _device_of(gpus: list[str]) -> DeviceSpec:
 
 def direction_of(df: pd.DataFrame) -> str:
     """The one direction ('forward', 'dgrad', 'wgrad') of the rows' families."""
-    found = sorted({FAMILY_DIRECTION[f] for f in df["family"].unique()})
+    unknown = sorted(set(df["family"].unique()) - set(FAMILY_DIRECTION))
+    if unknown:
+        raise ValueError(f"unknown kernel family {unknown[0]!r} in the sweep rows; known: "
+                         f"{sorted(FAMILY_DIRECTION)}")
+    direction = df["family"].map(FAMILY_DIRECTION)
+    found = sorted(direction.unique())
     if len(found) != 1:
-        where = sorted(df["source"].unique()) if "source" in df else []
-        raise ValueError(f"the sweeps {where} mix directions {found}: train one model per "
-                         "direction (forward, dgrad, wgrad CSVs apart)")
+        source = df["source"] if "source" in df else pd.Series("rows", index=df.index)
+        parts = [f"{src}: {', '.join(sorted(d.unique()))}"
+                 for src, d in direction.groupby(source, sort=True)]
+        raise ValueError(f"the sweeps mix directions ({'; '.join(parts)}): train one model "
+                         "per direction (forward, dgrad, wgrad CSVs apart)")
     return found[0]
 
 

@@ -15,10 +15,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..kernels.base import Candidate, Config
+from ..kernels.base import DIRECTIONS, Candidate, Config
 from ..kernels.device import DeviceSpec
+from ..kernels.families import FAMILIES
 from ..kernels.geometry import DTYPES, ConvGeometry
-from ..kernels.grad_common import GEMM_VIEW, forward_gemm_view
+from ..kernels.grad_common import forward_gemm_view
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
@@ -29,9 +30,8 @@ FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direc
 GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise",
                  "wgrad_gemm", "wgrad_packed", "wgrad_direct")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
-# The direction each family computes (a model is trained per direction).
-FAMILY_DIRECTION = {f: "forward" for f in FORWARD_FAMILIES} | {
-    f: f.split("_")[0] for f in GRAD_FAMILIES}
+# The direction each family computes (a model is trained per direction), as registered.
+FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
 
 # How a family tiles the problem, which fixes its effective M / N / K:
 # gemm: per-group implicit GEMM, N = K/g, reduction t*r*s*ceil(cg/BK) steps;
@@ -44,8 +44,8 @@ FAMILY_KIND = {"implicit_gemm": "gemm", "pointwise": "gemm", "grouped_gemm": "ge
                "splitk": "gemm", "stem": "flat", "grouped_direct": "direct",
                "grouped_packed": "packed", "depthwise": "direct",
                **dict.fromkeys(GRAD_FAMILIES, "grad")}
-# grad: the tile counts, waves and waste come from the family's own GEMM
-# (kernels/grad_common.py GEMM_VIEW: M, N, reduction, grid multiplier).
+# grad: the tile counts, waves and waste come from the family's launch grid
+# (GradFamily.grid, kernels/grad_common.py GradGrid).
 
 _GEOM_NAMES = (
     "n", "c", "k", "g", "d", "h", "w", "t", "r", "s",
@@ -265,48 +265,52 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, d + 18] = acc
     out[:, d + 19] = halo
     out[:, d + 20:d + 24] = alignment_vector(geom)
-    view, dims = _view_columns(geom, tab[:, :_N_FAM].argmax(axis=1))
+    view, grids = _view_columns(geom, candidates, tab[:, :_N_FAM].argmax(axis=1))
     out[:, d + 24:] = view
-    if grad.any():
-        _grad_derived(out[:, d:d + 20], grad > 0, dims, bm, bn, bk, bk_eff, split, stages,
-                      geom.elem_bytes, sms)
+    if grids is not None and grad.any():
+        _grad_derived(out[:, d:d + 20], grad > 0, grids, split, stages, geom.elem_bytes, sms)
     return out.astype(np.float32)
 
 
-_DIRECTION_OF_INDEX = np.array([("forward", "dgrad", "wgrad").index(FAMILY_DIRECTION[f])
-                                for f in FAMILY_NAMES])
+_DIRECTION_OF_INDEX = np.array([DIRECTIONS.index(FAMILY_DIRECTION[f]) for f in FAMILY_NAMES])
+_GRAD_FAMILY = {f.name: f for f in FAMILIES if f.direction != "forward"}
+# GradGrid fields _grad_derived reads, in this order.
+_GRID_FIELDS = ("m", "n", "red", "block_m", "block_n", "tiles_m", "tiles_n", "mult", "k_steps",
+                "k_block", "fma")
 
 
-def _view_columns(geom: ConvGeometry, fam_idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The ``_VIEW_NAMES`` columns (direction one-hot, log2 of the family's GEMM M, N,
-    reduction, grid multiplier) and those four sizes themselves; one view a family."""
+def _view_columns(geom: ConvGeometry, candidates: Sequence[Candidate],
+                  fam_idx: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The ``_VIEW_NAMES`` columns (direction one-hot, log2 of the M, N, reduction and
+    multiplier of what the family computes: the conv's GEMM for forward families, the
+    launch grid (``GradFamily.grid``) for gradient ones), and the gradient rows' grids as
+    a [rows, len(_GRID_FIELDS)] array (None without gradient rows)."""
     out = np.zeros((len(fam_idx), len(_VIEW_NAMES)))
-    dims = np.ones((len(fam_idx), 4))
     direction = _DIRECTION_OF_INDEX[fam_idx]
+    fwd = [_log2(v) for v in forward_gemm_view(geom)]
     if not direction.any():  # forward only (every dispatch of a forward conv): one view
-        view = forward_gemm_view(geom)
         out[:, 0] = 1.0
-        dims[:] = [max(v, 1) for v in view]
-        out[:, 3:] = [_log2(v) for v in view]
-        return out, dims
+        out[:, 3:] = fwd
+        return out, None
     out[np.arange(len(fam_idx)), direction] = 1.0
-    for i in set(fam_idx.tolist()):
-        name = FAMILY_NAMES[i]
-        view = GEMM_VIEW[name](geom) if name in GEMM_VIEW else forward_gemm_view(geom)
-        rows = fam_idx == i
-        dims[rows] = [max(v, 1) for v in view]
-        out[rows, 3:] = [_log2(v) for v in view]
-    return out, dims
+    grids = np.zeros((len(fam_idx), len(_GRID_FIELDS)))
+    for row, cand in enumerate(candidates):
+        fam = _GRAD_FAMILY.get(cand.family)
+        if fam is None:
+            out[row, 3:] = fwd
+            continue
+        grid = fam.grid(geom, cand.config)
+        grids[row] = [getattr(grid, f) for f in _GRID_FIELDS]
+        out[row, 3:] = [_log2(v) for v in (grid.m, grid.n, grid.red, grid.mult)]
+    return out, grids
 
 
-def _grad_derived(derived: np.ndarray, rows: np.ndarray, dims: np.ndarray, bm, bn, bk,
-                  bk_eff, split, stages, elem_bytes: int, sms: float) -> None:
-    """Overwrite ``_DERIVED_NAMES`` of the gradient families' rows with the tiles, waves
-    and waste of their own GEMM (``dims``: M, N, reduction, multiplier)."""
-    m, n, red, mult = dims[rows].T
-    bm, bn, bk, bk_eff, split, stages = (a[rows] for a in (bm, bn, bk, bk_eff, split, stages))
-    tiles_m, tiles_n = np.ceil(m / bm), np.ceil(n / bn)
-    k_steps = np.ceil(red / bk_eff)
+def _grad_derived(derived: np.ndarray, rows: np.ndarray, grids: np.ndarray, split, stages,
+                  elem_bytes: int, sms: float) -> None:
+    """Overwrite ``_DERIVED_NAMES`` of the gradient families' rows with the tiles, waves,
+    steps and waste of their launch grids."""
+    m, n, red, bm, bn, tiles_m, tiles_n, mult, k_steps, k_block, fma = grids[rows].T
+    split, stages = split[rows], stages[rows]
     programs = tiles_m * tiles_n * mult * split
     waves = programs / sms
     waves_ceil = np.ceil(waves)
@@ -317,10 +321,11 @@ def _grad_derived(derived: np.ndarray, rows: np.ndarray, dims: np.ndarray, bm, b
     sub[:, 6], sub[:, 7] = waves, waves_ceil
     sub[:, 8] = (programs % sms) / sms
     sub[:, 9] = waves / np.maximum(waves_ceil, 1.0)
-    sub[:, 10], sub[:, 11] = tiles_m * bm / m - 1.0, tiles_n * bn / n - 1.0
-    sub[:, 12] = k_steps * bk_eff / red - 1.0
-    sub[:, 13] = stages * (bm + bn) * bk * float(elem_bytes)
-    sub[:, 16] = np.log2(np.maximum(2.0 * bm * bn * k_steps * bk_eff / split, 1.0))
+    sub[:, 10] = tiles_m * bm / np.maximum(m, 1.0) - 1.0
+    sub[:, 11] = tiles_n * bn / np.maximum(n, 1.0) - 1.0
+    sub[:, 12] = k_steps * k_block / np.maximum(red, 1.0) - 1.0
+    sub[:, 13] = (1.0 - fma) * stages * (bm + bn) * k_block * float(elem_bytes)
+    sub[:, 16] = np.log2(np.maximum(2.0 * bm * bn * k_steps * k_block / split, 1.0))
     sub[:, 17] = np.where(split > 1, np.log2(np.maximum(split * m * n * mult * 4.0, 1.0)), 0.0)
     derived[rows] = sub
 

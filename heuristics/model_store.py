@@ -67,8 +67,8 @@ class LoadedModel:
 
     @property
     def families(self) -> frozenset[str]:
-        """Families the model saw in training (schema.json 'families', default all); others
-        are ranked after them with score inf."""
+        """Families the model saw in training (schema.json 'families', default every
+        family of its direction); others are ranked after them with score inf."""
         return frozenset(self.schema.get("families", _families_of(self.direction)))
 
     def predict(self, features: np.ndarray) -> np.ndarray:

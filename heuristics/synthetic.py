@@ -16,8 +16,9 @@ import pandas as pd
 
 from ..kernels.base import Candidate, Config
 from ..kernels.device import KNOWN, DeviceSpec
+from ..kernels.families import FAMILIES
 from ..kernels.geometry import ConvGeometry
-from ..kernels.grad_common import GEMM_VIEW
+from ..kernels.grad_common import grad_estimate_us
 
 CandidateSource = Callable[[ConvGeometry, DeviceSpec], Sequence[Candidate]]
 
@@ -64,20 +65,18 @@ def builtin_candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate
     return out
 
 
+GRAD_FAMILY = {f.name: f for f in FAMILIES if f.direction != "forward"}
+
+
 def synthetic_latency_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> float:
     """The 'true' latency of the synthetic world (microseconds, no noise)."""
     cfg = cand.config
     sms = max(device.sm_count, 1)
     bw = 3.0e6  # bytes per microsecond (3 TB/s)
     mem_us = geom.min_bytes / bw
-    if cand.family in GEMM_VIEW:  # gradient families: waves of their own GEMM's tiles
-        m, n, red, mult = GEMM_VIEW[cand.family](geom)
-        bm, bn, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("SPLIT_K", 1)
-        programs = math.ceil(m / bm) * math.ceil(n / bn) * mult * split
-        rate = 2.0e5 if "BLOCK_K" not in cfg else 4.0e6 * min(1.0, bm * bn / 16384) ** 0.35
-        per_prog = 2.0 * bm * bn * max(red, 1) / split / rate
-        reduce_us = m * n * mult * split * 4 / bw if split > 1 else 0.0
-        return 3.0 + max(math.ceil(programs / sms) * per_prog, mem_us) + reduce_us
+    if cand.family in GRAD_FAMILY:  # gradient families: waves of their own tiles
+        grid = GRAD_FAMILY[cand.family].grid(geom, cfg)
+        return 1.0 + max(grad_estimate_us(grid, cfg.get("SPLIT_K", 1), sms), mem_us)
     if cand.family in ("grouped_direct", "depthwise"):
         # 2D pixel blocks re-read less of the filter's halo: less traffic than flat runs.
         _, oh, ow = geom.out_spatial

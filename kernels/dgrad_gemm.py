@@ -28,7 +28,7 @@ from .common import (
     tile_ids,
     upcast_dot,
 )
-from .grad_common import GradFamily, grad_acc
+from .grad_common import GradFamily, GradGrid, grad_acc
 from .implicit_gemm import gemm_smem, make_configs
 from .launcher import launch_kernel
 
@@ -124,6 +124,20 @@ def phase_rows(geom) -> tuple[int, int, int, int]:
     return geom.n * dq * hq * wq, dq, hq, wq
 
 
+def dgrad_grid(geom, cfg: Config, gpt: int = 1) -> GradGrid:
+    """Tiles of input pixels (of one stride phase) x input channels of ``gpt`` groups, per
+    (group pack, phase), reducing over the output channels of the taps that reach it."""
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    m = phase_rows(geom)[0]
+    visits = tap_steps(geom)[1]
+    taps = visits[0] * visits[1] * visits[2]
+    phases = geom.stride[0] * geom.stride[1] * geom.stride[2]
+    return GradGrid(m=m, n=gpt * geom.cg, red=taps * gpt * geom.kg, block_m=bm, block_n=bn,
+                    tiles_m=triton.cdiv(m, bm), tiles_n=triton.cdiv(gpt * geom.cg, bn),
+                    mult=triton.cdiv(geom.g, gpt) * phases,
+                    k_steps=taps * triton.cdiv(gpt * geom.kg, bk), k_block=bk)
+
+
 def launch_dgrad(call: GradCall, cfg: Config, gpt: int = 1) -> None:
     """Launch ``dgrad_kernel``; ``gpt`` > 1 packs that many groups into one tile."""
     g = call.geom
@@ -131,8 +145,9 @@ def launch_dgrad(call: GradCall, cfg: Config, gpt: int = 1) -> None:
     m, dq, hq, wq = phase_rows(g)
     steps, taps, moves = tap_steps(g)
     phases = g.stride[0] * g.stride[1] * g.stride[2]
-    iters = taps[0] * taps[1] * taps[2] * triton.cdiv(gpt * g.kg, bk)
-    grid = (triton.cdiv(m, bm) * triton.cdiv(gpt * g.cg, bn), triton.cdiv(g.g, gpt) * phases)
+    tiles = dgrad_grid(g, cfg, gpt)
+    iters = tiles.k_steps
+    grid = (tiles.tiles_m * tiles.tiles_n, tiles.mult)
     launch_kernel(dgrad_kernel, grid,
         call.dy, call.w, call.out,
         m, g.cg, g.kg, gpt, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
@@ -164,6 +179,9 @@ class DgradGemmFamily(GradFamily):
 
     def smem_bytes(self, geom, cfg: Config) -> int:
         return gemm_smem(geom, cfg)
+
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        return dgrad_grid(geom, cfg)
 
     def config_ok(self, geom, cfg, device) -> str | None:
         m = phase_rows(geom)[0]

@@ -25,6 +25,7 @@ from .common import (
     needs_int64,
     phase_origin,
     phase_tap,
+    pixel_grid,
     pixel_tap_rows,
     split_rows,
     strides5,
@@ -32,7 +33,7 @@ from .common import (
 )
 from .dgrad_gemm import phase_rows
 from .geometry import DTYPES
-from .grad_common import GradFamily, grad_acc
+from .grad_common import GradFamily, GradGrid, grad_acc
 from .launcher import launch_kernel
 from .wgrad_gemm import reduce_splits, split_ok, split_workspace
 
@@ -154,6 +155,18 @@ class DgradDirectFamily(GradFamily):
                     f"{MAX_GROUP_CHANNELS}, dgrad_gemm's tiles fill")
         return None
 
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        """Input pixels of a phase x all input channels, per phase; FMA over the output
+        channels of the taps that reach the phase."""
+        bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
+        m = phase_rows(geom)[0]
+        visits = tap_steps(geom)[1]
+        red = visits[0] * visits[1] * visits[2] * geom.kg
+        return GradGrid(m=m, n=geom.c, red=red, block_m=bm, block_n=bn,
+                        tiles_m=triton.cdiv(m, bm), tiles_n=triton.cdiv(geom.c, bn),
+                        mult=geom.stride[0] * geom.stride[1] * geom.stride[2], k_steps=red,
+                        k_block=1, fma=True)
+
     def config_ok(self, geom, cfg, device) -> str | None:
         m = phase_rows(geom)[0]
         if cfg["BLOCK_M"] > max(32, 2 * m):
@@ -168,7 +181,8 @@ class DgradDirectFamily(GradFamily):
         m, dq, hq, wq = phase_rows(g)
         steps, taps, moves = tap_steps(g)
         phases = g.stride[0] * g.stride[1] * g.stride[2]
-        grid = (triton.cdiv(m, bm), triton.cdiv(g.c, bn), phases)
+        tiles = self.grid(g, cfg)
+        grid = (tiles.tiles_m, tiles.tiles_n, tiles.mult)
         launch_kernel(dgrad_direct_kernel, grid,
             call.dy, call.w, call.out,
             m, g.cg, g.kg, g.c, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
@@ -200,18 +214,27 @@ class WgradDirectFamily(GradFamily):
         q = geom.k * geom.cg
         if cfg["BLOCK_N"] > max(32, 2 * q):
             return f"BLOCK_N={cfg['BLOCK_N']} exceeds the {q} weight rows"
-        programs = triton.cdiv(q, cfg["BLOCK_N"]) * geom.t * geom.r * geom.s
-        steps = triton.cdiv(geom.gemm_m, cfg["BLOCK_M"])
-        return split_ok(geom, cfg, device, programs, steps) or super().config_ok(geom, cfg, device)
+        return (split_ok(geom, cfg, device, self.grid(geom, cfg))
+                or super().config_ok(geom, cfg, device))
+
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        """Blocks of the K x C/g weight rows, per tap; each program walks all output pixels
+        in BLOCK_M steps (FMA)."""
+        bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
+        q = geom.k * geom.cg
+        return GradGrid(m=1, n=q, red=geom.gemm_m, block_m=1, block_n=bn, tiles_m=1,
+                        tiles_n=triton.cdiv(q, bn), mult=geom.t * geom.r * geom.s,
+                        k_steps=triton.cdiv(geom.gemm_m, bm), k_block=bm, fma=True)
 
     def launch(self, call: GradCall, cfg: Config) -> None:
         g = call.geom
         bm, bn, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["SPLIT_K"]
         q = g.k * g.cg
         trs = g.t * g.r * g.s
-        per_split = triton.cdiv(triton.cdiv(g.gemm_m, bm), split)
+        tiles = self.grid(g, cfg)
+        per_split = triton.cdiv(tiles.k_steps, split)
         ws = split_workspace(call, split) if split > 1 else call.out
-        launch_kernel(wgrad_direct_kernel, (triton.cdiv(q, bn), trs, split),
+        launch_kernel(wgrad_direct_kernel, (tiles.tiles_n, tiles.mult, split),
             call.dy, call.x, call.out, ws,
             g.gemm_m, g.cg, g.kg, q, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
             *g.stride, *g.pad, *g.dilation, per_split, q * trs,
@@ -269,6 +292,17 @@ class DgradDepthwiseFamily(GradFamily):
 
     def config_ok(self, geom, cfg, device) -> str | None:
         return self.forward.config_ok(transposed_geometry(geom), cfg, device)
+
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        """The forward depthwise kernel's pixel tiles x channel blocks on the transposed
+        geometry (FMA over the taps)."""
+        tg = transposed_geometry(geom)
+        bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
+        taps = geom.t * geom.r * geom.s
+        return GradGrid(m=tg.gemm_m, n=tg.k, red=taps, block_m=bm, block_n=bn,
+                        tiles_m=pixel_grid(tg, bm, cfg.get("TILE_W", 0))[0],
+                        tiles_n=triton.cdiv(tg.k, bn), mult=1, k_steps=taps, k_block=1,
+                        fma=True)
 
     def launch(self, call: GradCall, cfg: Config) -> None:
         from .base import ConvCall

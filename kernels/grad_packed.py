@@ -17,11 +17,10 @@ loading each operand per group.
 
 from __future__ import annotations
 
-import triton
-
 from .base import Config, GradCall, KernelFamily, tile_fits
-from .dgrad_gemm import DgradGemmFamily, launch_dgrad, phase_rows
-from .wgrad_gemm import WgradGemmFamily, launch_wgrad, split_ok
+from .dgrad_gemm import DgradGemmFamily, dgrad_grid, launch_dgrad, phase_rows
+from .grad_common import GradGrid
+from .wgrad_gemm import WgradGemmFamily, launch_wgrad, split_ok, wgrad_grid
 
 # Groups of at most this many channels are worth packing.
 MAX_PACKED_CHANNELS = 32
@@ -51,6 +50,9 @@ class DgradPackedFamily(DgradGemmFamily):
     def supports(self, geom) -> str | None:
         return _thin(geom)
 
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        return dgrad_grid(geom, cfg, dgrad_gpt(geom, cfg))
+
     def config_ok(self, geom, cfg, device) -> str | None:
         gpt = dgrad_gpt(geom, cfg)
         if gpt < 2:
@@ -75,6 +77,9 @@ class WgradPackedFamily(WgradGemmFamily):
     def supports(self, geom) -> str | None:
         return _thin(geom)
 
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        return wgrad_grid(geom, cfg, wgrad_gpt(geom, cfg))
+
     def config_ok(self, geom, cfg, device) -> str | None:
         gpt = wgrad_gpt(geom, cfg)
         if gpt < 2:
@@ -82,11 +87,7 @@ class WgradPackedFamily(WgradGemmFamily):
                     f"{geom.kg}x{geom.cg} channels")
         if cfg["BLOCK_M"] > 2 * gpt * geom.kg or cfg["BLOCK_N"] > 2 * gpt * geom.cg:
             return f"the tile is over twice the {gpt} groups it packs"
-        programs = (triton.cdiv(geom.g, gpt) * geom.t * geom.r * geom.s
-                    * triton.cdiv(gpt * geom.kg, cfg["BLOCK_M"])
-                    * triton.cdiv(gpt * geom.cg, cfg["BLOCK_N"]))
-        steps = triton.cdiv(geom.gemm_m, cfg["BLOCK_K"])
-        return split_ok(geom, cfg, device, programs, steps) or KernelFamily.config_ok(
+        return split_ok(geom, cfg, device, self.grid(geom, cfg)) or KernelFamily.config_ok(
             self, geom, cfg, device)
 
     def launch(self, call: GradCall, cfg: Config) -> None:

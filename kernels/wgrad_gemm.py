@@ -15,7 +15,7 @@ import triton.language as tl
 
 from .base import Config, GradCall, tile_fits
 from .common import dot_precision, needs_int64, pixel_tap_rows, strides5, tile_ids, upcast_dot
-from .grad_common import GradFamily, grad_acc
+from .grad_common import GradFamily, GradGrid, grad_acc
 from .implicit_gemm import gemm_smem, make_configs
 from .launcher import launch_kernel, workspace
 
@@ -131,17 +131,27 @@ def split_workspace(call: GradCall, split: int):
     return workspace((split, g.k * g.cg * g.t * g.r * g.s), call.dy.device, dtype)
 
 
+def wgrad_grid(geom, cfg: Config, gpt: int = 1) -> GradGrid:
+    """Tiles of output x input channels of ``gpt`` groups, per (group pack, tap), reducing
+    over the output pixels."""
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    return GradGrid(m=gpt * geom.kg, n=gpt * geom.cg, red=geom.gemm_m, block_m=bm, block_n=bn,
+                    tiles_m=triton.cdiv(gpt * geom.kg, bm), tiles_n=triton.cdiv(gpt * geom.cg, bn),
+                    mult=triton.cdiv(geom.g, gpt) * geom.t * geom.r * geom.s,
+                    k_steps=triton.cdiv(geom.gemm_m, bk), k_block=bk)
+
+
 def launch_wgrad(call: GradCall, cfg: Config, gpt: int = 1) -> None:
     """Launch ``wgrad_kernel`` (+ the reduction); ``gpt`` > 1 packs that many groups a tile."""
     g = call.geom
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     split = cfg.get("SPLIT_K", 1)
     p = g.gemm_m
-    per_split = triton.cdiv(triton.cdiv(p, bk), split)
+    tiles = wgrad_grid(g, cfg, gpt)
+    per_split = triton.cdiv(tiles.k_steps, split)
     ws = split_workspace(call, split) if split > 1 else call.out
     trs = g.t * g.r * g.s
-    grid = (triton.cdiv(gpt * g.kg, bm) * triton.cdiv(gpt * g.cg, bn),
-            triton.cdiv(g.g, gpt) * trs, split)
+    grid = (tiles.tiles_m * tiles.tiles_n, tiles.mult, split)
     launch_kernel(wgrad_kernel, grid,
         call.dy, call.x, call.out, ws,
         p, g.cg, g.kg, gpt, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
@@ -155,11 +165,12 @@ def launch_wgrad(call: GradCall, cfg: Config, gpt: int = 1) -> None:
         reduce_splits(call, ws, split)
 
 
-def split_ok(geom, cfg: Config, device, programs: int, steps: int) -> str | None:
+def split_ok(geom, cfg: Config, device, grid: GradGrid) -> str | None:
     """Splitting pays only while programs are too few for the SMs and slices stay long."""
     split = cfg.get("SPLIT_K", 1)
     if split == 1:
         return None
+    programs, steps = grid.programs, grid.k_steps
     if programs >= 2 * max(device.sm_count, 1):
         return f"{programs} programs already fill {device.sm_count} SMs twice"
     if steps < 4 * split:
@@ -190,15 +201,15 @@ class WgradGemmFamily(GradFamily):
     def smem_bytes(self, geom, cfg: Config) -> int:
         return gemm_smem(geom, cfg)
 
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        return wgrad_grid(geom, cfg)
+
     def config_ok(self, geom, cfg, device) -> str | None:
         if not tile_fits(cfg["BLOCK_M"], geom.kg, 16):
             return f"BLOCK_M={cfg['BLOCK_M']} exceeds the {geom.kg} output channels per group"
         if not tile_fits(cfg["BLOCK_N"], geom.cg, 16):
             return f"BLOCK_N={cfg['BLOCK_N']} exceeds the {geom.cg} input channels per group"
-        programs = (triton.cdiv(geom.kg, cfg["BLOCK_M"]) * triton.cdiv(geom.cg, cfg["BLOCK_N"])
-                    * geom.g * geom.t * geom.r * geom.s)
-        steps = triton.cdiv(geom.gemm_m, cfg["BLOCK_K"])
-        return (split_ok(geom, cfg, device, programs, steps)
+        return (split_ok(geom, cfg, device, self.grid(geom, cfg))
                 or super().config_ok(geom, cfg, device))
 
     def launch(self, call: GradCall, cfg: Config) -> None:

@@ -12,17 +12,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from convdispatch.dispatcher import decide, explain, registry, selection
 from convdispatch.dispatcher.model_chooser import ModelChooser
 from convdispatch.heuristics import features as F
 from convdispatch.heuristics import model_store
-from convdispatch.heuristics.dataset import load_dataset
+from convdispatch.heuristics.dataset import direction_of, load_dataset
 from convdispatch.heuristics.model_store import ModelLoadError, load_model
 from convdispatch.heuristics.synthetic import synthetic_sweep
 from convdispatch.heuristics.train import HyperParams, train
 from convdispatch.kernels.device import KNOWN
 from convdispatch.kernels.geometry import ConvGeometry
-from convdispatch.kernels.grad_common import GEMM_VIEW, forward_gemm_view
+from convdispatch.kernels.grad_common import forward_gemm_view
 
 lgb = pytest.importorskip("lightgbm")
 
@@ -38,9 +39,33 @@ def _col(name: str) -> int:
     return F.FEATURE_NAMES.index(name)
 
 
+STRIDED = ConvGeometry(n=2, c=32, k=48, h=15, w=13, r=3, s=3, stride=(1, 2, 2),
+                       pad=(0, 1, 1))
+THIN_DW = ConvGeometry(n=2, c=8, k=8, g=8, h=12, w=12, r=5, s=5, pad=(0, 2, 2))
+
+
+def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list:
+    """The grids a gradient candidate's launcher asks for (nothing runs)."""
+    from convdispatch.dispatcher.launch import empty_grad, launch_grad
+    from convdispatch.kernels import depthwise, dgrad_gemm, grad_direct, wgrad_gemm
+
+    grids = []
+    for mod in (depthwise, dgrad_gemm, grad_direct, wgrad_gemm):
+        monkeypatch.setattr(mod, "launch_kernel", lambda _k, grid, *a, **kw: grids.append(grid))
+    od, oh, ow = geom.out_spatial
+    x = torch.randn(geom.n, geom.c, geom.h, geom.w)
+    w = torch.randn(geom.k, geom.cg, geom.r, geom.s)
+    dy = torch.randn(geom.n, geom.k, oh, ow)
+    launch_grad(cand, geom, dy, x=x, w=w, out=empty_grad(direction, x, w))
+    return grids
+
+
 @pytest.mark.parametrize("direction", ["dgrad", "wgrad"])
-@pytest.mark.parametrize("geom", [GROUPED, DEPTHWISE, DENSE], ids=["grouped", "dw", "dense"])
-def test_gradient_features_follow_the_family_gemm(direction, geom):
+@pytest.mark.parametrize("geom", [GROUPED, DEPTHWISE, DENSE, STRIDED, THIN_DW],
+                         ids=["grouped", "dw", "dense", "strided", "dw5x5"])
+def test_gradient_features_count_the_launch_grid(direction, geom, monkeypatch):
+    """programs = the launcher's real grid (first launch: the reduction of a split is
+    separate), and the view columns are the family's grid."""
     cands = registry.candidates(geom, H100, direction)
     assert cands
     X = F.feature_matrix(geom, cands, H100).astype(np.float64)
@@ -48,14 +73,15 @@ def test_gradient_features_follow_the_family_gemm(direction, geom):
     dirs = X[:, [_col("dir_forward"), _col("dir_dgrad"), _col("dir_wgrad")]]
     assert (dirs == [0.0, float(direction == "dgrad"), float(direction == "wgrad")]).all()
     for cand, row in zip(cands, X):
-        m, n, red, mult = GEMM_VIEW[cand.family](geom)
+        grids = _launch_grids(monkeypatch, geom, cand, direction)
+        assert grids, cand.id
+        assert row[_col("programs")] == math.prod(grids[0]), cand.id
+        grid = registry.family(cand.family).grid(geom, cand.config)
         view = row[[_col(f"view_log2_{v}") for v in ("m", "n", "red", "mult")]]
-        assert np.allclose(view, [math.log2(max(v, 1)) for v in (m, n, red, mult)], atol=1e-5)
-        cfg = cand.config
-        programs = (math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"]) * mult
-                    * cfg.get("SPLIT_K", 1))
-        assert row[_col("programs")] == pytest.approx(programs, rel=1e-6), cand.id
+        assert np.allclose(view, [math.log2(max(v, 1)) for v in (grid.m, grid.n, grid.red,
+                                                                    grid.mult)], atol=1e-5)
         assert row[_col(f"fam_{cand.family}")] == 1.0
+    assert len({c.family for c in cands}) >= 2 or geom.g == 1
 
 
 def test_forward_rows_carry_the_forward_view():
@@ -87,8 +113,11 @@ def test_training_refuses_sweeps_of_two_directions(tmp_path):
     # Distinct problem ids so that only the directions clash.
     grad["problem_id"] = grad["problem_id"] + "-dgrad"
     pd.concat([fwd, grad]).to_csv(mixed, index=False)
-    with pytest.raises(ValueError, match="mix directions"):
+    with pytest.raises(ValueError, match=r"mix directions \(.*mixed.csv: dgrad, forward\)"):
         load_dataset([mixed])
+    bogus = fwd.assign(family="winograd")
+    with pytest.raises(ValueError, match="unknown kernel family 'winograd'"):
+        direction_of(bogus)
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +184,13 @@ def test_shipped_gradient_models_choose_gradient_kernels(direction, clean_dispat
         ex = explain(geom, gpu="h100", direction=direction)
         assert ex.model == model.identity and ex.chooser == "model"
         assert F.FAMILY_DIRECTION[ex.candidate.family] == direction
+
+
+def test_validate_refuses_a_model_of_another_direction(dgrad_model, tmp_path):
+    from convdispatch.validation.report import build_report
+
+    fwd = tmp_path / "forward.csv"
+    synthetic_sweep(n_problems=3, seed=2).to_csv(fwd, index=False)
+    with pytest.raises(ValueError, match="a dgrad model but the oracle CSVs hold forward rows"):
+        build_report([fwd], dgrad_model, tmp_path / "report")
+    assert not (tmp_path / "report").exists()

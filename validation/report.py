@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..dispatcher.choosers import RuleChooser
-from ..heuristics.dataset import Dataset, build_dataset, data_hash, read_sweeps
+from ..heuristics.dataset import Dataset, build_dataset, data_hash, direction_of, read_sweeps
 from ..heuristics.metrics import (
     cudnn_per_problem,
     order_scores,
@@ -453,6 +453,10 @@ def build_report(oracle_csvs: Sequence[str | os.PathLike], model_dir: str | os.P
     model = load_model(model_dir)  # ModelLoadError (a ValueError) names the problem
     meta = read_model_meta(model_dir)
     oracle = load_oracle(oracle_csvs, problems_filter)
+    direction = direction_of(oracle.ds.rows)
+    if direction != model.direction:
+        raise ValueError(f"{model_dir} is a {model.direction} model but the oracle CSVs hold "
+                         f"{direction} rows: validate each direction with its own model")
     scores = chooser_scores(oracle, model, model_dir, meta, single_best)
     metrics, frames = compute_metrics(oracle, model, meta, scores, single_best)
     out = Path(out_dir)

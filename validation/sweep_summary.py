@@ -19,9 +19,10 @@ from .sweep_csv import read_sweep
 def _load(paths: Sequence[str]) -> pd.DataFrame:
     """Rows of every file, with the file's name and a problem key unique across files (a
     dgrad and a wgrad sweep hold the same problem ids, but they are different problems)."""
-    frames = [read_sweep(p).assign(file=Path(p).name) for p in paths]
+    frames = [read_sweep(p).assign(file=Path(p).name, path=str(Path(p).resolve()))
+              for p in paths]
     df = pd.concat(frames, ignore_index=True)
-    return df.assign(key=df["file"] + "\x1f" + df["problem_id"])
+    return df.assign(key=df["path"] + "\x1f" + df["problem_id"])
 
 
 def spread_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -69,8 +70,9 @@ def summary_markdown(paths: Sequence[str]) -> str:
              f"{', '.join(sorted(df['gpu'].unique()))}.", "",
              "| file | problems | rows | candidates/problem | fp16 / bf16 / fp32 problems | "
              "2D / 3D | dense / grouped / depthwise |", "|---|---|---|---|---|---|---|"]
-    for name, part in first.groupby("file"):
-        rows = df[df["file"] == name]
+    for path, part in first.groupby("path"):
+        name = part["file"].iloc[0]
+        rows = df[df["path"] == path]
         dt = part["dtype"].value_counts()
         dims = part["dims"].value_counts()
         dw = (part["g"] > 1) & (part["g"] == part["c"])
