@@ -129,9 +129,9 @@ def pixel_grid(geom, block_m: int, tile_w: int) -> tuple[int, int, int]:
     depth (``pixel_block``), or a flat run of output rows when tile_w is 0 (then the
     tile counts are 1)."""
     if not tile_w:
-        return triton.cdiv(geom.gemm_m, block_m), 1, 1
+        return cdiv(geom.gemm_m, block_m), 1, 1
     od, oh, ow = geom.out_spatial
-    tiles_h, tiles_w = triton.cdiv(oh, block_m // tile_w), triton.cdiv(ow, tile_w)
+    tiles_h, tiles_w = cdiv(oh, block_m // tile_w), cdiv(ow, tile_w)
     return geom.n * od * tiles_h * tiles_w, tiles_h, tiles_w
 
 
@@ -169,7 +169,9 @@ def upcast_dot(call) -> bool:
 
 
 def cdiv(a: int, b: int) -> int:
-    return triton.cdiv(a, b)
+    """Ceiling division on the host. ``triton.cdiv`` is a constexpr function whose Python
+    call costs about 4 us, which the launchers pay several times a call."""
+    return -(-a // b)
 
 
 @triton.jit
@@ -202,7 +204,7 @@ def tap_steps(geom) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
 
     steps = tuple(st // math.gcd(st, dl) for st, dl in zip(geom.stride, geom.dilation))
     taps = (geom.t, geom.r, geom.s)
-    visits = tuple(triton.cdiv(t, s) for t, s in zip(taps, steps))
+    visits = tuple(cdiv(t, s) for t, s in zip(taps, steps))
     moves = tuple(s * dl // st for s, dl, st in zip(steps, geom.dilation, geom.stride))
     return steps, visits, moves
 

@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily, next_pow2, tile_fits
-from .common import needs_int64, out_args, pixel_block, pixel_grid, store_tile, strides5
+from .common import cdiv, needs_int64, out_args, pixel_block, pixel_grid, store_tile, strides5
 from .launcher import launch_kernel
 
 _RUNTIME_INTS = ["D", "H", "W", "OD", "OH", "OW", "TILES_H", "TILES_W",
@@ -134,7 +134,7 @@ class DepthwiseFamily(KernelFamily):
         pixel_programs, tiles_h, tiles_w = pixel_grid(g, cfg["BLOCK_M"], tw)
         od, oh, ow = g.out_spatial
         sw = strides5(call.w)
-        grid = (pixel_programs, triton.cdiv(g.k, bn))
+        grid = (pixel_programs, cdiv(g.k, bn))
         launch_kernel(depthwise_kernel, grid,
             call.x, call.w, *out_args(call),
             g.k, g.d, g.h, g.w, od, oh, ow, tiles_h, tiles_w,

@@ -18,6 +18,7 @@ import triton.language as tl
 
 from .base import Config, GradCall, tile_fits
 from .common import (
+    cdiv,
     dot_precision,
     needs_int64,
     phase_origin,
@@ -120,7 +121,7 @@ def dgrad_kernel(
 
 def phase_rows(geom) -> tuple[int, int, int, int]:
     """(rows a phase's GEMM has, DQ, HQ, WQ): input pixels per phase, rounded up."""
-    dq, hq, wq = (triton.cdiv(v, s) for v, s in zip((geom.d, geom.h, geom.w), geom.stride))
+    dq, hq, wq = (cdiv(v, s) for v, s in zip((geom.d, geom.h, geom.w), geom.stride))
     return geom.n * dq * hq * wq, dq, hq, wq
 
 
@@ -133,9 +134,9 @@ def dgrad_grid(geom, cfg: Config, gpt: int = 1) -> GradGrid:
     taps = visits[0] * visits[1] * visits[2]
     phases = geom.stride[0] * geom.stride[1] * geom.stride[2]
     return GradGrid(m=m, n=gpt * geom.cg, red=taps * gpt * geom.kg, block_m=bm, block_n=bn,
-                    tiles_m=triton.cdiv(m, bm), tiles_n=triton.cdiv(gpt * geom.cg, bn),
-                    mult=triton.cdiv(geom.g, gpt) * phases,
-                    k_steps=taps * triton.cdiv(gpt * geom.kg, bk), k_block=bk)
+                    tiles_m=cdiv(m, bm), tiles_n=cdiv(gpt * geom.cg, bn),
+                    mult=cdiv(geom.g, gpt) * phases,
+                    k_steps=taps * cdiv(gpt * geom.kg, bk), k_block=bk)
 
 
 def launch_dgrad(call: GradCall, cfg: Config, gpt: int = 1) -> None:

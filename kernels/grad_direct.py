@@ -22,6 +22,7 @@ import triton.language as tl
 
 from .base import Config, GradCall
 from .common import (
+    cdiv,
     needs_int64,
     phase_origin,
     phase_tap,
@@ -163,7 +164,7 @@ class DgradDirectFamily(GradFamily):
         visits = tap_steps(geom)[1]
         red = visits[0] * visits[1] * visits[2] * geom.kg
         return GradGrid(m=m, n=geom.c, red=red, block_m=bm, block_n=bn,
-                        tiles_m=triton.cdiv(m, bm), tiles_n=triton.cdiv(geom.c, bn),
+                        tiles_m=cdiv(m, bm), tiles_n=cdiv(geom.c, bn),
                         mult=geom.stride[0] * geom.stride[1] * geom.stride[2], k_steps=red,
                         k_block=1, fma=True)
 
@@ -223,8 +224,8 @@ class WgradDirectFamily(GradFamily):
         bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
         q = geom.k * geom.cg
         return GradGrid(m=1, n=q, red=geom.gemm_m, block_m=1, block_n=bn, tiles_m=1,
-                        tiles_n=triton.cdiv(q, bn), mult=geom.t * geom.r * geom.s,
-                        k_steps=triton.cdiv(geom.gemm_m, bm), k_block=bm, fma=True)
+                        tiles_n=cdiv(q, bn), mult=geom.t * geom.r * geom.s,
+                        k_steps=cdiv(geom.gemm_m, bm), k_block=bm, fma=True)
 
     def launch(self, call: GradCall, cfg: Config) -> None:
         g = call.geom
@@ -232,7 +233,7 @@ class WgradDirectFamily(GradFamily):
         q = g.k * g.cg
         trs = g.t * g.r * g.s
         tiles = self.grid(g, cfg)
-        per_split = triton.cdiv(tiles.k_steps, split)
+        per_split = cdiv(tiles.k_steps, split)
         ws = split_workspace(call, split) if split > 1 else call.out
         launch_kernel(wgrad_direct_kernel, (tiles.tiles_n, tiles.mult, split),
             call.dy, call.x, call.out, ws,
@@ -301,7 +302,7 @@ class DgradDepthwiseFamily(GradFamily):
         taps = geom.t * geom.r * geom.s
         return GradGrid(m=tg.gemm_m, n=tg.k, red=taps, block_m=bm, block_n=bn,
                         tiles_m=pixel_grid(tg, bm, cfg.get("TILE_W", 0))[0],
-                        tiles_n=triton.cdiv(tg.k, bn), mult=1, k_steps=taps, k_block=1,
+                        tiles_n=cdiv(tg.k, bn), mult=1, k_steps=taps, k_block=1,
                         fma=True)
 
     def launch(self, call: GradCall, cfg: Config) -> None:

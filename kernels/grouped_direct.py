@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily, next_pow2, tile_fits
-from .common import needs_int64, out_args, split_rows, store_tile, strides5, tap_rows
+from .common import cdiv, needs_int64, out_args, split_rows, store_tile, strides5, tap_rows
 from .launcher import launch_kernel
 
 
@@ -192,7 +192,7 @@ class GroupedDirectFamily(KernelFamily):
             return
         g = call.geom
         bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
-        grid = (triton.cdiv(g.gemm_m, bm), triton.cdiv(g.k, bn))
+        grid = (cdiv(g.gemm_m, bm), cdiv(g.k, bn))
         launch_kernel(direct_kernel, grid,
             call.x, call.w, *out_args(call),
             g.gemm_m, g.kg, g.k, g.d, g.h, g.w, *g.out_spatial,
@@ -208,7 +208,7 @@ class GroupedDirectFamily(KernelFamily):
         bm = cfg["BLOCK_M"]
         kgp, cgp = next_pow2(g.kg), next_pow2(g.cg)
         gpb = min(cfg["BLOCK_N"] // kgp, next_pow2(g.g))
-        grid = (triton.cdiv(g.gemm_m, bm), triton.cdiv(g.g, gpb))
+        grid = (cdiv(g.gemm_m, bm), cdiv(g.g, gpb))
         launch_kernel(grouped_fma_kernel, grid,
             call.x, call.w, *out_args(call),
             g.gemm_m, g.g, g.d, g.h, g.w, *g.out_spatial,

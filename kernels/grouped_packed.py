@@ -26,6 +26,7 @@ import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily, next_pow2, tile_fits
 from .common import (
+    cdiv,
     dot_precision,
     needs_int64,
     out_args,
@@ -137,10 +138,10 @@ def launch_packed(call: ConvCall, cfg: Config) -> None:
     if gpt < 1:
         raise ValueError(f"BLOCK_N={bn} is smaller than the {g.kg} output channels a group")
     crun = channel_run(g, bn)
-    iters = g.t * g.r * g.s * triton.cdiv(crun, bk)
+    iters = g.t * g.r * g.s * cdiv(crun, bk)
     tw = cfg.get("TILE_W", 0)
     pixel_programs, tiles_h, tiles_w = pixel_grid(g, bm, tw)
-    grid = (pixel_programs * triton.cdiv(g.g, gpt),)
+    grid = (pixel_programs * cdiv(g.g, gpt),)
     launch_kernel(packed_kernel, grid,
         call.x, call.w, *out_args(call),
         g.gemm_m, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.r, g.s, tiles_h, tiles_w,

@@ -16,6 +16,7 @@ import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily, tile_fits
 from .common import (
+    cdiv,
     dot_precision,
     needs_int64,
     out_args,
@@ -111,7 +112,7 @@ def igemm_kernel(
 
 def k_iters(call: ConvCall, block_k: int) -> int:
     g = call.geom
-    return g.t * g.r * g.s * triton.cdiv(g.cg, block_k)
+    return g.t * g.r * g.s * cdiv(g.cg, block_k)
 
 
 def launch_igemm(call: ConvCall, cfg: Config, workspace: torch.Tensor | None = None) -> None:
@@ -121,8 +122,8 @@ def launch_igemm(call: ConvCall, cfg: Config, workspace: torch.Tensor | None = N
     split = cfg.get("SPLIT_K", 1)
     od, oh, ow = g.out_spatial
     iters = k_iters(call, bk)
-    per_split = triton.cdiv(iters, split)
-    grid = (triton.cdiv(g.gemm_m, bm) * triton.cdiv(g.kg, bn), g.g, split)
+    per_split = cdiv(iters, split)
+    grid = (cdiv(g.gemm_m, bm) * cdiv(g.kg, bn), g.g, split)
     launch_kernel(igemm_kernel, grid,
         call.x, call.w, *out_args(call), workspace if workspace is not None else call.out,
         g.gemm_m, g.cg, g.kg, g.d, g.h, g.w, od, oh, ow, g.t, g.r, g.s,

@@ -11,6 +11,7 @@ import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily
 from .common import (
+    cdiv,
     dot_precision,
     needs_int64,
     out_args,
@@ -93,7 +94,7 @@ class PointwiseFamily(KernelFamily):
     def launch(self, call: ConvCall, cfg: Config) -> None:
         g = call.geom
         bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
-        grid = (triton.cdiv(g.gemm_m, bm) * triton.cdiv(g.k, bn),)
+        grid = (cdiv(g.gemm_m, bm) * cdiv(g.k, bn),)
         sx = strides5(call.x)
         sw = strides5(call.w)
         launch_kernel(pointwise_kernel, grid,

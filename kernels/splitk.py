@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily
-from .common import needs_int64, out_args, split_rows, store_tile
+from .common import cdiv, needs_int64, out_args, split_rows, store_tile
 from .implicit_gemm import gemm_smem, k_iters, launch_igemm, make_configs, tiles_fit
 from .launcher import launch_kernel, workspace
 
@@ -62,10 +62,10 @@ class SplitKFamily(KernelFamily):
         why = tiles_fit(geom, cfg)
         if why:
             return why
-        iters = geom.t * geom.r * geom.s * triton.cdiv(geom.cg, cfg["BLOCK_K"])
+        iters = geom.t * geom.r * geom.s * cdiv(geom.cg, cfg["BLOCK_K"])
         if iters < 2 * cfg["SPLIT_K"]:
             return f"{iters} reduction steps are too few for SPLIT_K={cfg['SPLIT_K']}"
-        tiles = (triton.cdiv(geom.gemm_m, cfg["BLOCK_M"]) * triton.cdiv(geom.kg, cfg["BLOCK_N"])
+        tiles = (cdiv(geom.gemm_m, cfg["BLOCK_M"]) * cdiv(geom.kg, cfg["BLOCK_N"])
                  * geom.g)
         if tiles >= 2 * device.sm_count:
             return f"{tiles} output tiles already fill {device.sm_count} SMs twice"
@@ -77,7 +77,7 @@ class SplitKFamily(KernelFamily):
         ws = workspace((split, g.gemm_m, g.k), call.x.device)
         launch_igemm(call, cfg, workspace=ws)
         bm, bn = 64, 64
-        launch_kernel(splitk_reduce_kernel, (triton.cdiv(g.gemm_m, bm), triton.cdiv(g.k, bn)),
+        launch_kernel(splitk_reduce_kernel, (cdiv(g.gemm_m, bm), cdiv(g.k, bn)),
             ws, *out_args(call), g.gemm_m, g.k, *g.out_spatial,
             SPLIT_K=split, BLOCK_M=bm, BLOCK_N=bn, ACT=call.activation,
             HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,

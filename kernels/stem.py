@@ -13,6 +13,7 @@ import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily, tile_fits
 from .common import (
+    cdiv,
     dot_precision,
     needs_int64,
     out_args,
@@ -129,7 +130,7 @@ class StemFamily(KernelFamily):
     def launch(self, call: ConvCall, cfg: Config) -> None:
         g = call.geom
         bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
-        grid = (triton.cdiv(g.gemm_m, bm) * triton.cdiv(g.k, bn),)
+        grid = (cdiv(g.gemm_m, bm) * cdiv(g.k, bn),)
         launch_kernel(stem_kernel, grid,
             call.x, call.w, *out_args(call),
             g.gemm_m, g.k, g.d, g.h, g.w, *g.out_spatial,

@@ -14,7 +14,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, GradCall, tile_fits
-from .common import dot_precision, needs_int64, pixel_tap_rows, strides5, tile_ids, upcast_dot
+from .common import cdiv, dot_precision, needs_int64, pixel_tap_rows, strides5, tile_ids, upcast_dot
 from .grad_common import GradFamily, GradGrid, grad_acc
 from .implicit_gemm import gemm_smem, make_configs
 from .launcher import launch_kernel, workspace
@@ -117,7 +117,7 @@ def reduce_splits(call: GradCall, ws, split: int) -> None:
     g = call.geom
     total = g.k * g.cg * g.t * g.r * g.s
     block = 1024
-    launch_kernel(wgrad_reduce_kernel, (triton.cdiv(total, block),),
+    launch_kernel(wgrad_reduce_kernel, (cdiv(total, block),),
                   ws, call.out, total, g.k * g.cg, g.cg, g.r, g.s, split, *strides5(call.out),
                   BLOCK=block, ACC=grad_acc(call), num_warps=4)
 
@@ -136,9 +136,9 @@ def wgrad_grid(geom, cfg: Config, gpt: int = 1) -> GradGrid:
     over the output pixels."""
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     return GradGrid(m=gpt * geom.kg, n=gpt * geom.cg, red=geom.gemm_m, block_m=bm, block_n=bn,
-                    tiles_m=triton.cdiv(gpt * geom.kg, bm), tiles_n=triton.cdiv(gpt * geom.cg, bn),
-                    mult=triton.cdiv(geom.g, gpt) * geom.t * geom.r * geom.s,
-                    k_steps=triton.cdiv(geom.gemm_m, bk), k_block=bk)
+                    tiles_m=cdiv(gpt * geom.kg, bm), tiles_n=cdiv(gpt * geom.cg, bn),
+                    mult=cdiv(geom.g, gpt) * geom.t * geom.r * geom.s,
+                    k_steps=cdiv(geom.gemm_m, bk), k_block=bk)
 
 
 def launch_wgrad(call: GradCall, cfg: Config, gpt: int = 1) -> None:
@@ -148,7 +148,7 @@ def launch_wgrad(call: GradCall, cfg: Config, gpt: int = 1) -> None:
     split = cfg.get("SPLIT_K", 1)
     p = g.gemm_m
     tiles = wgrad_grid(g, cfg, gpt)
-    per_split = triton.cdiv(tiles.k_steps, split)
+    per_split = cdiv(tiles.k_steps, split)
     ws = split_workspace(call, split) if split > 1 else call.out
     trs = g.t * g.r * g.s
     grid = (tiles.tiles_m * tiles.tiles_n, tiles.mult, split)

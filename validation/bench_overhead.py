@@ -1,9 +1,13 @@
-"""Host time a cached decision adds to a call, over launching the chosen kernel directly.
+"""Host time a cached decision adds to a call, over launching the chosen kernel directly;
+and the host time of each gradient a backward pass computes.
 
 Kernel launches are stubbed out on both sides (``launcher._launch``), so what is
 left is the host work of each path: ``convdispatch.conv2d`` (argument checks,
 signature lookup, replay of the recorded plan, output allocation) against the bare
-direct path (allocate the output, run the recorded launches: ``Plan.run``). Runs on any machine.
+direct path (allocate the output, run the recorded launches: ``Plan.run``). The
+gradient table times ``autograd.gradient`` (cached decision, the family's Python
+launcher, dX/dW allocation) with the arguments a real backward pass gave it. Runs on
+any machine.
 
     python -m convdispatch.validation.bench_overhead
 """
@@ -11,7 +15,6 @@ direct path (allocate the output, run the recorded launches: ``Plan.run``). Runs
 from __future__ import annotations
 
 import os
-import statistics
 import timeit
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -30,8 +33,9 @@ CASES = {
 
 
 def _per_call_us(fn, number: int = 2000, repeat: int = 7) -> float:
+    """Best of ``repeat`` runs: on a shared machine the slower runs measure the neighbours."""
     runs = timeit.repeat(fn, number=number, repeat=repeat)
-    return statistics.median(runs) / number * 1e6
+    return min(runs) / number * 1e6
 
 
 def measure(name: str, spec: dict) -> tuple[float, float]:
@@ -60,6 +64,34 @@ def measure(name: str, spec: dict) -> tuple[float, float]:
     return ours, bare
 
 
+def measure_grads(spec: dict) -> dict[str, float]:
+    """Host us of each gradient one backward pass of ``spec``'s conv (without its bias and
+    epilogue) computes."""
+    from convdispatch.dispatcher import autograd
+
+    x = torch.randn(*spec["x"]).to(memory_format=torch.channels_last).requires_grad_()
+    w = torch.randn(*spec["w"]).requires_grad_()
+    kw = {k: spec[k] for k in ("padding", "groups") if k in spec}
+    calls, real_gradient = [], autograd.gradient
+
+    def spy(*args):
+        calls.append(args)
+        return real_gradient(*args)
+
+    autograd.gradient = spy
+    try:
+        cd.conv2d(x, w, **kw).sum().backward()  # decide, compile, run once
+    finally:
+        autograd.gradient = real_gradient
+    real = launcher._launch
+    launcher._launch = lambda *a: None
+    try:
+        return {args[1]: _per_call_us(lambda args=args: real_gradient(*args), number=500)
+                for args in calls}
+    finally:
+        launcher._launch = real
+
+
 def main() -> int:
     cd.clear_cache()
     print("| call | convdispatch.conv2d us | direct launch us | added by the dispatcher us |")
@@ -67,6 +99,11 @@ def main() -> int:
     for name, spec in CASES.items():
         ours, bare = measure(name, spec)
         print(f"| {name} | {ours:.1f} | {bare:.1f} | {ours - bare:.1f} |")
+    print("\n| backward of | dgrad host us | wgrad host us |")
+    print("|---|---|---|")
+    for name, spec in CASES.items():  # the conv alone: its bias and epilogue are torch's
+        us = measure_grads(spec)
+        print(f"| {name.split(',')[0]} | {us['dgrad']:.1f} | {us['wgrad']:.1f} |")
     print(f"\ntorch {torch.__version__}, CPU: {os.cpu_count()} cores; launches stubbed.")
     return 0
 
