@@ -110,6 +110,42 @@ def epilogue_grad(gy: torch.Tensor, saved: torch.Tensor | None,
     return gy
 
 
+def call_gradient(dims: int, direction: str, dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor,
+                  stride, padding, dilation, groups: int) -> torch.Tensor:
+    """dX or dW of ``conv{dims}d(x, w, None, stride, padding, dilation, groups)`` for the
+    output gradient ``dy`` (unbatched inputs included): the kernels where they run, else
+    torch's with one warning per reason. What ``convdispatch::conv_grad`` computes."""
+    if direction not in ("dgrad", "wgrad"):
+        raise ValueError(f"direction must be 'dgrad' or 'wgrad', got {direction!r}")
+    p = argcheck.parse(dims, x, w, None, stride, padding, dilation, groups, None, None)
+    dyb = dy.unsqueeze(0) if p.unbatched else dy
+    geom = argcheck.grad_geometry(p, dims)
+    reason = _grad_unsupported(p, geom)
+    if geom is None or p.x.device.type == "meta" or 0 in (p.x.shape[0], p.x.shape[1]):
+        out = _autograd_grad(dims, direction, dyb, p)
+    elif reason is not None:
+        out = _torch_fallback(geom, direction, dyb, p.x, w, reason)
+    else:
+        out = gradient(geom, direction, dyb, p.x, w)
+    return out.squeeze(0) if p.unbatched and direction == "dgrad" else out
+
+
+def _autograd_grad(dims: int, direction: str, dy: torch.Tensor,
+                   p: argcheck.ParsedCall) -> torch.Tensor:
+    """torch's gradient where no geometry exists (other dtypes, empty tensors)."""
+    fn = F.conv2d if dims == 2 else F.conv3d
+    x = p.x.detach().requires_grad_(direction == "dgrad")
+    w = p.w.detach().requires_grad_(direction == "wgrad")
+    with torch.enable_grad():
+        y = fn(F.pad(x, explicit_pads(p.padding, p.padding_hi)), w, None, p.stride, 0,
+               p.dilation, p.groups)
+        (g,) = torch.autograd.grad(y, x if direction == "dgrad" else w, dy,
+                                   allow_unused=True)
+    if g is None:
+        g = torch.zeros_like(x if direction == "dgrad" else w)
+    return g
+
+
 def gradient(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tensor,
              w: torch.Tensor) -> torch.Tensor:
     """dX ('dgrad', in X's memory format) or dW ('wgrad', in W's) of a batched conv, by the

@@ -7,9 +7,14 @@ instead: its fake implementation gives the output's shape, dtype and strides
 implementation is the eager dispatcher, so a compiled graph runs the same
 kernels, choices and fallbacks as eager code.
 
-There is no autograd formula: when a gradient is needed, the traced call is
-torch's own convolution (differentiable, traceable), as the eager API falls
-back to torch for autograd.
+Its autograd formula (``register_autograd``) computes dX and dW through
+``convdispatch::conv_grad``, another opaque operator whose real implementation is
+the dispatcher's gradient path (the dgrad/wgrad kernels, chosen per direction), so
+a compiled training step runs the same gradient kernels as eager autograd; the
+bias's and residual's gradients and the ReLU/ReLU6 masks are torch ops in the
+traced backward. GELU and SiLU are applied outside the operator while gradients
+are traced (their gradients need the pre-activation, which the operator does not
+return).
 """
 
 from __future__ import annotations
@@ -31,11 +36,17 @@ SCHEMA = ("(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] paddi
 _TAGS = tuple(getattr(torch.Tag, n) for n in ("needs_exact_strides",) if hasattr(torch.Tag, n))
 
 
-def _define(fn):
+GRAD_OP_NAME = "convdispatch::conv_grad"
+GRAD_SCHEMA = ("(Tensor grad, Tensor input, Tensor weight, int[] stride, int[] padding, "
+               "int[] dilation, int groups, str padding_str, int dims, str direction) -> Tensor")
+_FUSED_GRAD_ACTIVATIONS = ("none", "relu", "relu6")  # the output alone gives their gradient
+
+
+def _define(fn, name: str = OP_NAME, schema: str = SCHEMA):
     try:
-        return torch.library.custom_op(OP_NAME, mutates_args=(), schema=SCHEMA, tags=_TAGS)(fn)
+        return torch.library.custom_op(name, mutates_args=(), schema=schema, tags=_TAGS)(fn)
     except TypeError:  # torch < 2.5 has no ``tags`` argument
-        return torch.library.custom_op(OP_NAME, mutates_args=(), schema=SCHEMA)(fn)
+        return torch.library.custom_op(name, mutates_args=(), schema=schema)(fn)
 
 
 def _batched_format(x: torch.Tensor, dims: int) -> torch.memory_format:
@@ -114,6 +125,76 @@ def _conv_fake(input, weight, bias, stride, padding, dilation, groups, activatio
     return _empty_out(input, shape[1:] if input.dim() == dims + 1 else shape, dims)
 
 
+def _conv_grad(grad: torch.Tensor, input: torch.Tensor, weight: torch.Tensor,
+               stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
+               groups: int, padding_str: str, dims: int, direction: str) -> torch.Tensor:
+    """dX ('dgrad', input's shape and strides) or dW ('wgrad', weight's) of a bias-free conv
+    for the output gradient ``grad``: the dispatcher's gradient path."""
+    from .autograd import call_gradient
+
+    _check_dims(dims)
+    out = call_gradient(dims, direction, grad, input, weight, tuple(stride),
+                        padding_str or tuple(padding), tuple(dilation), groups)
+    like = input if direction == "dgrad" else weight
+    want = torch.empty_like(like, device="meta", memory_format=torch.preserve_format)
+    if out.stride() == want.stride():
+        return out
+    fixed = torch.empty_like(like, memory_format=torch.preserve_format)
+    return fixed.copy_(out)
+
+
+conv_grad = _define(_conv_grad, GRAD_OP_NAME, GRAD_SCHEMA)
+
+
+@conv_grad.register_fake
+def _conv_grad_fake(grad, input, weight, stride, padding, dilation, groups, padding_str, dims,
+                    direction):
+    _check_dims(dims)
+    if direction not in ("dgrad", "wgrad"):
+        raise ValueError(f"{GRAD_OP_NAME}: direction must be 'dgrad' or 'wgrad', got "
+                         f"{direction!r}")
+    like = input if direction == "dgrad" else weight
+    return torch.empty_like(like, memory_format=torch.preserve_format)
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    (input, weight, bias, stride, padding, dilation, groups, activation, residual, padding_str,
+     dims) = inputs
+    ctx.save_for_backward(input, weight, output if activation in ("relu", "relu6") else None)
+    ctx.args = (list(stride), list(padding), list(dilation), groups, padding_str, dims)
+    ctx.activation = activation
+    ctx.residual_shape = None if residual is None else residual.shape
+    ctx.unbatched = input.dim() == dims + 1
+
+
+def _conv_backward(ctx, grad):
+    from .autograd import epilogue_grad
+
+    x, w, y = ctx.saved_tensors
+    if ctx.activation not in _FUSED_GRAD_ACTIVATIONS:
+        raise RuntimeError(f"{OP_NAME}: no gradient through a fused {ctx.activation!r}; "
+                           "conv2d/conv3d apply it outside the operator when gradients "
+                           "are traced")
+    need_x, need_w, need_b, _, _, _, _, _, need_r = ctx.needs_input_grad[:9]
+    stride, padding, dilation, groups, padding_str, dims = ctx.args
+    dz = epilogue_grad(grad, y, None if ctx.activation == "none" else ctx.activation)
+    dx = dw = db = dr = None
+    if need_x:
+        dx = conv_grad(dz, x, w, stride, padding, dilation, groups, padding_str, dims, "dgrad")
+    if need_w:
+        dw = conv_grad(dz, x, w, stride, padding, dilation, groups, padding_str, dims, "wgrad")
+    if need_b:
+        lead = [] if ctx.unbatched else [0]
+        acc = torch.float64 if dz.dtype == torch.float64 else torch.float32
+        db = dz.sum(dim=[*lead, *range(dz.dim() - dims, dz.dim())], dtype=acc).to(dz.dtype)
+    if need_r:
+        dr = dz.reshape(ctx.residual_shape)
+    return dx, dw, db, None, None, None, None, None, dr, None, None
+
+
+conv.register_autograd(_conv_backward, setup_context=_setup_context)
+
+
 def _ints(value) -> list:
     return list(value) if isinstance(value, (tuple, list, torch.Size)) else [value]
 
@@ -139,11 +220,17 @@ def _torch_path(dims, input, weight, bias, stride, padding, dilation, groups, ac
 def traced_conv(dims: int, input, weight, bias, stride, padding, dilation, groups, activation,
                 residual) -> torch.Tensor:
     """What ``conv2d``/``conv3d`` do while dynamo traces them."""
+    act = "none" if activation is None else activation
+    outside = None
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad
                                        for t in (input, weight, bias, residual)):
-        return _torch_path(dims, input, weight, bias, stride, padding, dilation, groups,
-                           activation, residual)
+        if input.dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+            return _torch_path(dims, input, weight, bias, stride, padding, dilation, groups,
+                               activation, residual)
+        if act not in _FUSED_GRAD_ACTIVATIONS:
+            outside, act = act, "none"
     pad_str = padding if isinstance(padding, str) else ""
-    return torch.ops.convdispatch.conv(
+    y = torch.ops.convdispatch.conv(
         input, weight, bias, _ints(stride), [] if pad_str else _ints(padding), _ints(dilation),
-        groups, "none" if activation is None else activation, residual, pad_str, dims)
+        groups, act, residual, pad_str, dims)
+    return y if outside is None else ACTIVATION_FNS[outside](y)

@@ -116,19 +116,67 @@ def test_compile_conv3d_unbatched_and_epilogue():
     assert out.shape == ref.shape and rel_err(out, ref) < TOL32
 
 
-def test_compile_with_autograd_uses_torch_and_trains_like_eager():
+@pytest.mark.parametrize("activation", [None, "relu6", "silu"])
+def test_compile_with_autograd_runs_our_gradient_kernels(activation, monkeypatch):
+    """A compiled training step runs convdispatch's forward and dgrad/wgrad kernels and
+    gives torch's gradients (input, weight, bias, residual)."""
+    from convdispatch.dispatcher import autograd
+
+    seen, real = [], autograd.gradient
+
+    def spy(*args):
+        seen.append(args[1])
+        return real(*args)
+
+    monkeypatch.setattr(autograd, "gradient", spy)
     torch.manual_seed(0)
-    m = nn.Sequential(cd.Conv2d(8, 4, 3, padding=1), nn.ReLU())
+    x = torch.randn(2, 8, 5, 5, requires_grad=True)
+    w = (torch.randn(4, 8, 3, 3) / 5).requires_grad_()
+    b = torch.randn(4, requires_grad=True)
+    r = torch.randn(2, 4, 3, 3, requires_grad=True)
+    graphs: list = []
+    f = torch.compile(lambda x, w, b, r: cd.conv2d(x, w, b, stride=2, padding=1, residual=r,
+                                                   activation=activation),
+                      backend=_recording_backend(graphs), fullgraph=True)
+    grads = torch.autograd.grad(f(x, w, b, r).square().sum(), (x, w, b, r))
+    assert _op_calls(graphs) == 1, "the forward graph holds the operator, not torch's conv"
+    assert sorted(seen) == ["dgrad", "wgrad"], "the backward ran the gradient kernels"
+    ref_in = [t.detach().double().requires_grad_() for t in (x, w, b, r)]
+    fn = {None: lambda t: t, "relu6": F.relu6, "silu": F.silu}[activation]
+    y = fn(F.conv2d(ref_in[0], ref_in[1], ref_in[2], stride=2, padding=1) + ref_in[3])
+    for got, want in zip(grads, torch.autograd.grad(y.square().sum(), ref_in)):
+        assert rel_err(got, want) < TOL32
+
+
+def test_compiled_module_trains_like_eager():
+    torch.manual_seed(0)
+    m = nn.Sequential(cd.Conv2d(8, 4, 3, padding=1), nn.ReLU(), cd.Conv2d(4, 4, 3, groups=4))
     twin = copy.deepcopy(m)
     x = torch.randn(2, 8, 5, 5)
-    graphs: list = []
-    y = torch.compile(m, backend=_recording_backend(graphs), fullgraph=True)(x)
-    y.square().sum().backward()
+    torch.compile(m, backend="aot_eager", fullgraph=True)(x).square().sum().backward()
+    twin(x).square().sum().backward()
+    for p, q in zip(m.parameters(), twin.parameters()):
+        assert torch.allclose(p.grad, q.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["contiguous", "channels_last", "unbatched", "float64_same",
+                                  "grouped_stride2"])
+@pytest.mark.parametrize("direction", ["dgrad", "wgrad"])
+def test_opcheck_gradient_operator(case, direction):
+    """The gradient operator: schema, fake vs real (shape, dtype, strides), aot tracing."""
+    x, w = torch.randn(2, 8, 5, 5), torch.randn(4, 8, 3, 3) / 5
+    wg = torch.randn(8, 2, 3, 3) / 5
+    args = {
+        "contiguous": (torch.randn(2, 4, 5, 5), x, w, [1], [1], [1], 1, "", 2),
+        "channels_last": (_cl(torch.randn(2, 4, 3, 3)), _cl(x), _cl(w), [1], [0], [1], 1, "", 2),
+        "unbatched": (torch.randn(4, 5, 5), x[0], w, [1], [1], [1], 1, "", 2),
+        "float64_same": (torch.randn(2, 4, 5, 5).double(), x.double(), w.double(), [1], [],
+                         [1], 1, "same", 2),
+        "grouped_stride2": (torch.randn(2, 8, 3, 3), x, wg, [2], [1], [1], 4, "", 2),
+    }[case]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cd.FallbackWarning)
-        twin(x).square().sum().backward()
-    assert _op_calls(graphs) == 0, "no backward kernels: the traced graph holds torch's conv"
-    assert torch.allclose(m[0].weight.grad, twin[0].weight.grad, rtol=1e-4, atol=1e-5)
+        torch.library.opcheck(torch.ops.convdispatch.conv_grad, (*args, direction))
 
 
 def test_compile_reports_bad_arguments_while_tracing():
@@ -314,3 +362,19 @@ def test_bench_models_report_and_cli_without_gpu(tmp_path, monkeypatch):
         bm.main(["--out", str(tmp_path)])
     with pytest.raises(SystemExit):
         bm.main(["--out", str(tmp_path), "--batches", "one"])
+
+
+def test_operator_gradcheck():
+    """The operator's registered autograd formula in float64: bias, residual, ReLU mask."""
+    torch.manual_seed(1)
+    x = torch.randn(1, 4, 4, 3, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 2, 3, 2, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    r = torch.randn(1, 4, 2, 2, dtype=torch.float64, requires_grad=True)
+
+    def f(x, w, b, r):
+        return torch.ops.convdispatch.conv(x, w, b, [1], [0], [1], 2, "relu", r, "", 2)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cd.FallbackWarning)
+        assert torch.autograd.gradcheck(f, (x, w, b, r), fast_mode=True)
