@@ -20,12 +20,16 @@ CACHE = DecisionCache()
 # Call signature -> (recorded launches, output shape, memory format): repeat
 # calls skip argument checks and the choice, and only rebind tensors.
 PLANS: dict[tuple, tuple] = {}
+# Gradient call signature -> the recorded launches of its dgrad or wgrad kernel, or None
+# where they cannot be replayed (dispatcher/autograd.py).
+GRAD_PLANS: dict[tuple, object] = {}
 
 
 def clear_cache() -> None:
     """Forget every decision and recorded plan (after changing models or choosers)."""
     CACHE.clear()
     PLANS.clear()
+    GRAD_PLANS.clear()
 
 
 def _types(value):

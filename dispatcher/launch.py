@@ -70,15 +70,27 @@ def empty_grad(direction: str, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor
 
 
 def launch_grad(cand: Candidate, geom: ConvGeometry, dy: torch.Tensor, *,
-                x: torch.Tensor | None, w: torch.Tensor | None, out: torch.Tensor) -> None:
+                x: torch.Tensor | None, w: torch.Tensor | None, out: torch.Tensor,
+                record: bool = False) -> Plan | None:
     """Run a dgrad (reads dy, w) or wgrad (reads dy, x) candidate writing ``out`` (batched
-    tensors of the geometry's rank)."""
+    tensors of the geometry's rank). With ``record``, also return the launches as a Plan
+    that rebinds dy, x, w and out, or None where a launch took a tensor the launcher made
+    itself (``dgrad_depthwise``'s flipped filter): such calls cannot be replayed."""
     if out.numel() == 0:
-        return
+        return None
     call = GradCall(dy=_as5d(dy, geom.dims), x=_as5d(x, geom.dims), w=_as5d(w, geom.dims),
                     out=_as5d(out, geom.dims), geom=geom,
                     allow_tf32=torch.backends.cudnn.allow_tf32)
-    registry.family(cand.family).launch(call, cand.config)
+    family = registry.family(cand.family)
+    if not record:
+        family.launch(call, cand.config)
+        return None
+    with Recorder() as rec:
+        family.launch(call, cand.config)
+    try:
+        return Plan(rec, {"dy": call.dy, "x": call.x, "w": call.w, "out": call.out})
+    except RuntimeError:
+        return None
 
 
 def run_grad_candidate(cand: Candidate, direction: str, dy: torch.Tensor, x: torch.Tensor,

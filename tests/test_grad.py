@@ -291,3 +291,73 @@ def test_explain_gradient_directions_for_h100():
         assert all(registry.direction_of(c) == direction for c, _ in e.ranked)
     with pytest.raises(ValueError, match="direction"):
         explain(geom, gpu="h100", direction="backward")
+
+
+class _PickSplit:
+    """A chooser that runs wgrad_gemm's smallest split-K config (feasible or not: a
+    decision is what the chooser says) and the first candidate of dgrad."""
+
+    name, identity = "pick-split", "pick-split"
+
+    def choose(self, geom, cands, device):
+        from convdispatch.dispatcher.decision import Decision
+
+        pick = cands[0]
+        if pick.family.startswith("wgrad"):
+            fam = registry.family("wgrad_gemm")
+            cfg = min((c for c in fam.configs if c["SPLIT_K"] > 1),
+                      key=lambda c: (c["SPLIT_K"], c["BLOCK_M"] * c["BLOCK_N"], str(c)))
+            pick = Candidate("wgrad_gemm", cfg)
+        return Decision(pick, "test", self.name)
+
+
+@pytest.mark.parametrize("case", ["dense", "wgrad_split", "depthwise_s1"])
+def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
+    """The second gradient call of a signature replays the first one's launches (no
+    decision) and computes what torch does; dgrad_depthwise, which flips the filter in
+    torch, is never recorded and takes the full path every call."""
+    from convdispatch.dispatcher import api, set_chooser
+    from convdispatch.dispatcher import autograd as A
+
+    geom = {
+        "dense": ConvGeometry(n=2, c=8, k=8, h=6, w=5, r=3, s=3, pad=(0, 1, 1),
+                              dtype="float32", layout="contiguous"),
+        "wgrad_split": ConvGeometry(n=4, c=16, k=16, h=8, w=8, r=3, s=3, pad=(0, 1, 1),
+                                    dtype="float32", layout="contiguous"),
+        "depthwise_s1": ConvGeometry(n=2, c=4, k=4, g=4, h=6, w=6, r=3, s=3, pad=(0, 1, 1),
+                                     dtype="float32", layout="contiguous"),
+    }[case]
+    clear_cache()
+    if case == "wgrad_split":
+        set_chooser(_PickSplit())
+    try:
+        for direction in ("dgrad", "wgrad"):
+            x1, w1, dy1 = grad_tensors(geom, seed=1)
+            first = A.gradient(geom, direction, dy1, x1, w1)
+            assert rel_err(first, torch_grad(geom, direction, dy1.double(), x1.double(),
+                                             w1.double())) < 1e-5
+            keys = [k for k in api.GRAD_PLANS if k[0] == direction]
+            assert len(keys) == 1
+            plan = api.GRAD_PLANS[keys[0]]
+            if case == "depthwise_s1" and direction == "dgrad":
+                assert plan is None and CACHE  # dgrad_depthwise: never replayed
+                continue
+            assert plan is not None
+            if case == "wgrad_split" and direction == "wgrad":
+                assert plan.scratch, "the split workspace is allocated per replay"
+            decided = []
+
+            def no_decision(*args, decided=decided, **kwargs):
+                decided.append(args)
+                raise AssertionError("a replayed call makes no decision")
+
+            monkeypatch.setattr(api, "decide", no_decision)
+            x2, w2, dy2 = grad_tensors(geom, seed=2)
+            again = A.gradient(geom, direction, dy2, x2, w2)
+            monkeypatch.undo()
+            assert not decided
+            assert rel_err(again, torch_grad(geom, direction, dy2.double(), x2.double(),
+                                             w2.double())) < 1e-5
+    finally:
+        set_chooser(None)
+        clear_cache()
