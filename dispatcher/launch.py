@@ -29,8 +29,8 @@ def launch(cand: Candidate, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor
            residual: torch.Tensor | None = None, record: bool = False) -> Plan | None:
     """Run ``cand`` writing ``out`` (batched tensors of the geometry's rank).
 
-    With ``record`` the launches are also returned as a Plan that later calls
-    of the same signature replay with their own tensors.
+    With ``record`` the launches are also returned as a Plan (see ``_run``) that later
+    calls of the same signature replay with their own tensors.
     """
     if out.numel() == 0:
         return None
@@ -39,14 +39,25 @@ def launch(cand: Candidate, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor
         residual=_as5d(residual, geom.dims), geom=geom, activation=ACTIVATIONS[activation],
         allow_tf32=torch.backends.cudnn.allow_tf32,
     )
+    return _run(cand, call, record, {"x": call.x, "w": call.w, "out": call.out,
+                                     "bias": call.bias, "residual": call.residual})
+
+
+def _run(cand: Candidate, call: ConvCall | GradCall, record: bool,
+         tensors: dict[str, torch.Tensor | None]) -> Plan | None:
+    """Launch ``cand`` on ``call``; with ``record``, also return its launches as a Plan
+    that rebinds ``tensors``, or None where a launch took a tensor the launcher made itself
+    (``dgrad_depthwise``'s flipped filter): such calls cannot be replayed."""
     family = registry.family(cand.family)
     if not record:
         family.launch(call, cand.config)
         return None
     with Recorder() as rec:
         family.launch(call, cand.config)
-    return Plan(rec, {"x": call.x, "w": call.w, "out": call.out, "bias": call.bias,
-                      "residual": call.residual})
+    try:
+        return Plan(rec, tensors)
+    except RuntimeError:
+        return None
 
 
 def run_candidate(cand: Candidate, x: torch.Tensor, weight: torch.Tensor,
@@ -73,24 +84,14 @@ def launch_grad(cand: Candidate, geom: ConvGeometry, dy: torch.Tensor, *,
                 x: torch.Tensor | None, w: torch.Tensor | None, out: torch.Tensor,
                 record: bool = False) -> Plan | None:
     """Run a dgrad (reads dy, w) or wgrad (reads dy, x) candidate writing ``out`` (batched
-    tensors of the geometry's rank). With ``record``, also return the launches as a Plan
-    that rebinds dy, x, w and out, or None where a launch took a tensor the launcher made
-    itself (``dgrad_depthwise``'s flipped filter): such calls cannot be replayed."""
+    tensors of the geometry's rank); with ``record``, also return its launches as a Plan
+    (see ``_run``) that rebinds dy, x, w and out."""
     if out.numel() == 0:
         return None
     call = GradCall(dy=_as5d(dy, geom.dims), x=_as5d(x, geom.dims), w=_as5d(w, geom.dims),
                     out=_as5d(out, geom.dims), geom=geom,
                     allow_tf32=torch.backends.cudnn.allow_tf32)
-    family = registry.family(cand.family)
-    if not record:
-        family.launch(call, cand.config)
-        return None
-    with Recorder() as rec:
-        family.launch(call, cand.config)
-    try:
-        return Plan(rec, {"dy": call.dy, "x": call.x, "w": call.w, "out": call.out})
-    except RuntimeError:
-        return None
+    return _run(cand, call, record, {"dy": call.dy, "x": call.x, "w": call.w, "out": call.out})
 
 
 def run_grad_candidate(cand: Candidate, direction: str, dy: torch.Tensor, x: torch.Tensor,
