@@ -35,7 +35,7 @@ from .common import (
 from .dgrad_gemm import phase_rows
 from .geometry import DTYPES
 from .grad_common import GradFamily, GradGrid, grad_acc
-from .launcher import launch_kernel
+from .launcher import launch_kernel, workspace
 from .wgrad_gemm import reduce_splits, split_ok, split_workspace
 
 _RUNTIME_INTS = ["M", "P", "D", "H", "W", "OD", "OH", "OW", "T", "R", "S",
@@ -268,6 +268,21 @@ def transposed_geometry(geom):
                         layout=geom.layout)
 
 
+@triton.jit
+def flip_taps_kernel(w_ptr, out_ptr, TOTAL, T, R, S, swk, swc, swt, swr, sws,
+                     BLOCK: tl.constexpr):
+    """out[k, 0, t, r, s] = w[k, 0, T-1-t, R-1-r, S-1-s] (one input channel a group);
+    out is contiguous."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < TOTAL
+    s = offs % S
+    r = (offs // S) % R
+    t = (offs // (S * R)) % T
+    k = offs // (S * R * T)
+    src = k * swk + (T - 1 - t) * swt + (R - 1 - r) * swr + (S - 1 - s) * sws
+    tl.store(out_ptr + offs, tl.load(w_ptr + src, mask=mask), mask=mask)
+
+
 class DgradDepthwiseFamily(GradFamily):
     """dgrad of a stride-1 depthwise conv is a depthwise conv of dY with the flipped filter:
     the forward ``depthwise`` family's 2D-tile kernel and config space run it."""
@@ -309,7 +324,11 @@ class DgradDepthwiseFamily(GradFamily):
         from .base import ConvCall
 
         # The flipped filter is a copy of C x taps elements: negligible next to dY and dX.
-        flipped = call.w.flip(2, 3, 4)
+        # A kernel into scratch (not torch's flip) so that recorded launches can replay it.
+        w, taps = call.w, call.geom.t * call.geom.r * call.geom.s
+        flipped = workspace(tuple(w.shape), w.device, w.dtype)
+        launch_kernel(flip_taps_kernel, (cdiv(w.shape[0] * taps, 256),), w, flipped,
+                      w.shape[0] * taps, *w.shape[2:], *strides5(w), BLOCK=256)
         conv = ConvCall(x=call.dy, w=flipped, out=call.out, bias=None, residual=None,
                         geom=transposed_geometry(call.geom), activation=0,
                         allow_tf32=call.allow_tf32)

@@ -293,17 +293,18 @@ def test_explain_gradient_directions_for_h100():
         explain(geom, gpu="h100", direction="backward")
 
 
-class _PickSplit:
-    """A chooser that runs wgrad_gemm's smallest split-K config (feasible or not: a
-    decision is what the chooser says) and the first candidate of dgrad."""
+class _PickForReplay:
+    """A chooser for the replay test: dgrad_depthwise where it is offered (its launcher
+    makes scratch), wgrad_gemm's smallest split-K config for dense wgrad (feasible or not:
+    a decision is what the chooser says), else the first candidate."""
 
-    name, identity = "pick-split", "pick-split"
+    name, identity = "pick-for-replay", "pick-for-replay"
 
     def choose(self, geom, cands, device):
         from convdispatch.dispatcher.decision import Decision
 
-        pick = cands[0]
-        if pick.family.startswith("wgrad"):
+        pick = next((c for c in cands if c.family == "dgrad_depthwise"), cands[0])
+        if pick.family.startswith("wgrad") and geom.g == 1:
             fam = registry.family("wgrad_gemm")
             cfg = min((c for c in fam.configs if c["SPLIT_K"] > 1),
                       key=lambda c: (c["SPLIT_K"], c["BLOCK_M"] * c["BLOCK_N"], str(c)))
@@ -314,8 +315,8 @@ class _PickSplit:
 @pytest.mark.parametrize("case", ["dense", "wgrad_split", "depthwise_s1"])
 def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
     """The second gradient call of a signature replays the first one's launches (no
-    decision) and computes what torch does; dgrad_depthwise, which flips the filter in
-    torch, is never recorded and takes the full path every call."""
+    decision, scratch such as split workspaces and dgrad_depthwise's flipped filter made
+    afresh) and computes what torch does."""
     from convdispatch.dispatcher import api, set_chooser
     from convdispatch.dispatcher import autograd as A
 
@@ -328,8 +329,7 @@ def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
                                      dtype="float32", layout="contiguous"),
     }[case]
     clear_cache()
-    if case == "wgrad_split":
-        set_chooser(_PickSplit())
+    set_chooser(_PickForReplay())
     try:
         for direction in ("dgrad", "wgrad"):
             x1, w1, dy1 = grad_tensors(geom, seed=1)
@@ -339,12 +339,13 @@ def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
             keys = [k for k in api.GRAD_PLANS if k[0] == direction]
             assert len(keys) == 1
             plan = api.GRAD_PLANS[keys[0]]
-            if case == "depthwise_s1" and direction == "dgrad":
-                assert plan is None and CACHE  # dgrad_depthwise: never replayed
-                continue
             assert plan is not None
             if case == "wgrad_split" and direction == "wgrad":
                 assert plan.scratch, "the split workspace is allocated per replay"
+            if case == "depthwise_s1" and direction == "dgrad":
+                assert api.decide(geom, INTERPRETER, direction="dgrad").candidate.family \
+                    == "dgrad_depthwise"
+                assert plan.scratch, "dgrad_depthwise's flipped filter is scratch"
             decided = []
 
             def no_decision(*args, decided=decided, **kwargs):

@@ -45,13 +45,15 @@ THIN_DW = ConvGeometry(n=2, c=8, k=8, g=8, h=12, w=12, r=5, s=5, pad=(0, 2, 2))
 
 
 def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list:
-    """The grids a gradient candidate's launcher asks for (nothing runs)."""
+    """The grids a gradient candidate's launcher asks for (nothing runs); the filter flip
+    that dgrad_depthwise launches first is data preparation, not the conv's grid."""
     from convdispatch.dispatcher.launch import empty_grad, launch_grad
     from convdispatch.kernels import depthwise, dgrad_gemm, grad_direct, wgrad_gemm
 
     grids = []
     for mod in (depthwise, dgrad_gemm, grad_direct, wgrad_gemm):
-        monkeypatch.setattr(mod, "launch_kernel", lambda _k, grid, *a, **kw: grids.append(grid))
+        monkeypatch.setattr(mod, "launch_kernel", lambda k, grid, *a, **kw: (
+            None if k is grad_direct.flip_taps_kernel else grids.append(grid)))
     od, oh, ow = geom.out_spatial
     x = torch.randn(geom.n, geom.c, geom.h, geom.w)
     w = torch.randn(geom.k, geom.cg, geom.r, geom.s)
