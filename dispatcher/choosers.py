@@ -48,11 +48,18 @@ def preferred_families(geom: ConvGeometry, device: DeviceSpec,
     if direction != "forward":
         return grad_families(geom, direction)
     if geom.g > 1:
+        if geom.cg == 1 and geom.dims == 2:
+            return (["depthwise_rows", "depthwise", "grouped_direct"],
+                    "depthwise: FMA over output rows that reuse each input row in registers")
         if geom.cg == 1:
             return (["depthwise", "grouped_direct"],
                     "depthwise: FMA over 2D pixel blocks that share their halo in L1")
+        if 2 <= geom.cg <= 8 and geom.kg <= 32 and geom.dims == 2 and geom.stride[1] == 1:
+            return (["grouped_rows", "grouped_packed", "grouped_gemm", "grouped_direct"],
+                    f"{geom.cg} channels a group, stride 1: groups packed into MMA tiles "
+                    "that reuse each input row")
         if 2 <= geom.cg <= 32 and geom.kg <= 64:
-            return (["grouped_packed", "grouped_gemm", "grouped_direct"],
+            return (["grouped_packed", "grouped_rows", "grouped_gemm", "grouped_direct"],
                     f"{geom.cg} channels a group: groups packed into one MMA tile")
         if geom.cg <= 8:
             return ["grouped_direct", "grouped_gemm"], f"{geom.cg} channels a group: direct FMA"
@@ -82,6 +89,8 @@ def estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> floa
         return work / (2e6 * max(occupancy, 0.05)) + 3.0
     if cand.family == "grouped_packed":
         return packed_estimate_us(geom, cand)
+    if cand.family == "grouped_rows":
+        return grouped_rows_estimate_us(geom, cand)
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("BLOCK_K", 32)
     split = cfg.get("SPLIT_K", 1)
     k_pad = geom.t * geom.r * geom.s * math.ceil(geom.cg / bk) * bk
@@ -108,6 +117,20 @@ def packed_estimate_us(geom: ConvGeometry, cand: Candidate) -> float:
     misses = sum(cfg.get(k) != v for k, v in want.items())
     size = abs(math.log2(cfg["BLOCK_M"] * cfg["BLOCK_N"] / (128 * bn)))
     return 10.0 + 5.0 * misses + size
+
+
+def grouped_rows_estimate_us(geom: ConvGeometry, cand: Candidate) -> float:
+    """Ranks grouped_rows configs by their distance from the tile that was best on the
+    H100 for ResNeXt-50's stride-1 layers (so the rule's choice there is not a held-out
+    result): 16 output channels on 2 warps, as many rows as the map has to spare (8 on
+    56x56, 4 on 28x28), 32 columns where the map is at least 24 wide."""
+    cfg = cand.config
+    _, oh, ow = geom.out_spatial
+    want_rows = 8 if oh >= 32 else 4 if oh >= 16 else 2
+    want = {"BLOCK_N": 16, "num_warps": 2, "TILE_W": 32 if ow >= 24 else 16}
+    misses = sum(cfg.get(k) != v for k, v in want.items())
+    rows = cfg["BLOCK_M"] // cfg["TILE_W"]
+    return 10.0 + 5.0 * misses + abs(math.log2(rows / want_rows))
 
 
 class RuleChooser:

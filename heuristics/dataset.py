@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +41,7 @@ class Dataset:
     device: DeviceSpec
     gpus: list[str]
     data_sha256: str
+    incomplete: list[str] = field(default_factory=list)  # problem ids left out
 
     @property
     def n_problems(self) -> int:
@@ -58,7 +59,8 @@ class Dataset:
         uniq, new = np.unique(old, return_inverse=True)
         return Dataset(self.rows.iloc[keep].reset_index(drop=True), self.X[keep], new,
                        [self.problem_keys[i] for i in uniq], self.ok[keep], self.latency[keep],
-                       self.cand_id[keep], self.device, self.gpus, self.data_sha256)
+                       self.cand_id[keep], self.device, self.gpus, self.data_sha256,
+                       self.incomplete)
 
 
 def data_hash(paths: Sequence[str | os.PathLike]) -> str:
@@ -154,13 +156,37 @@ def direction_of(df: pd.DataFrame) -> str:
     return found[0]
 
 
+def incomplete_problems(df: pd.DataFrame, device: DeviceSpec, direction: str) -> list[str]:
+    """Problems that lack every row of a family the registry offers them while the rows
+    hold that family elsewhere: a family-limited sweep (``--families``) reached them
+    before a full one did, so their best measured latency is not the oracle's."""
+    from ..dispatcher import registry
+
+    swept = set(df["family"].unique())
+    out = []
+    for pid, rows in df.groupby("problem_id", sort=True):
+        geom = ConvGeometry.from_row(rows.iloc[0])
+        offered = {c.family for c in registry.candidates(geom, device, direction)} & swept
+        if offered - set(rows["family"].unique()):
+            out.append(str(pid))
+    return out
+
+
 def build_dataset(df: pd.DataFrame, data_sha256: str = "") -> Dataset:
-    """Features and targets of checked sweep rows (all statuses kept; see ``ok``)."""
+    """Features and targets of checked sweep rows (all statuses kept; see ``ok``).
+    Problems whose rows miss a swept family the registry offers them are left out
+    (``Dataset.incomplete``)."""
     if df.empty:
         raise ValueError("the sweeps hold no rows")
-    direction_of(df)
+    direction = direction_of(df)
     gpus = sorted(df["gpu"].unique().tolist())
     device = _device_of(gpus)
+    incomplete = incomplete_problems(df, device, direction)
+    if incomplete:
+        df = df[~df["problem_id"].isin(incomplete)]
+        if df.empty:
+            raise ValueError(f"every problem of the sweeps lacks rows of a family the "
+                             f"registry offers it (e.g. {incomplete[0]})")
     key = df["gpu"].astype(str) + _SEP + df["problem_id"].astype(str)
     order = np.argsort(key.to_numpy(), kind="stable")
     df = df.iloc[order].reset_index(drop=True).assign(_key=key.to_numpy()[order])
@@ -170,7 +196,7 @@ def build_dataset(df: pd.DataFrame, data_sha256: str = "") -> Dataset:
     latency = np.where(ok, df["latency_us"].to_numpy(dtype=np.float64), np.nan)
     cand_id = (df["family"].astype(str) + ":" + df["config"].astype(str)).to_numpy()
     return Dataset(df.drop(columns="_key"), X, problem.astype(np.int64), list(keys), ok,
-                   latency, cand_id, device, gpus, data_sha256)
+                   latency, cand_id, device, gpus, data_sha256, incomplete)
 
 
 def load_dataset(paths: Sequence[str | os.PathLike]) -> Dataset:

@@ -23,10 +23,10 @@ from ..kernels.grad_common import forward_gemm_view
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
-                    "splitk", "grouped_packed", "depthwise")
+                    "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows")
 GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise",
                  "wgrad_gemm", "wgrad_packed", "wgrad_direct")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
@@ -39,10 +39,12 @@ FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
 # direct: FMA over output pixels x all output channels, reduction not tiled (a
 # TILE_W knob makes the BLOCK_M pixels a TILE_H x TILE_W block, else a flat run);
 # packed: one program covers GPT = min(BLOCK_N // K/g, g) whole groups, its
-# reduction runs over their GPT * C/g channels (block-diagonal weight tile).
+# reduction runs over their GPT * C/g channels (block-diagonal weight tile); without a
+# BLOCK_K knob (grouped_rows: one dot over the whole run) a step is one channel.
 FAMILY_KIND = {"implicit_gemm": "gemm", "pointwise": "gemm", "grouped_gemm": "gemm",
                "splitk": "gemm", "stem": "flat", "grouped_direct": "direct",
-               "grouped_packed": "packed", "depthwise": "direct",
+               "grouped_packed": "packed", "grouped_rows": "packed", "depthwise": "direct",
+               "depthwise_rows": "direct",
                **dict.fromkeys(GRAD_FAMILIES, "grad")}
 # grad: the tile counts, waves and waste come from the family's launch grid
 # (GradFamily.grid, kernels/grad_common.py GradGrid).
@@ -80,7 +82,7 @@ _N_FAM = len(FAMILY_NAMES)
 _KINDS = ("gemm", "flat", "direct", "packed", "grad")
 # Knobs the formulas below divide by, per kind: a config without them is malformed.
 _REQUIRED = {"gemm": ("BLOCK_M", "BLOCK_N", "BLOCK_K"), "flat": ("BLOCK_M", "BLOCK_N", "BLOCK_K"),
-             "direct": ("BLOCK_M", "BLOCK_N"), "packed": ("BLOCK_M", "BLOCK_N", "BLOCK_K"),
+             "direct": ("BLOCK_M", "BLOCK_N"), "packed": ("BLOCK_M", "BLOCK_N"),
              "grad": ("BLOCK_M", "BLOCK_N")}
 
 

@@ -28,6 +28,10 @@ _GEMM_TILES = ((32, 32, 32, 4, 3), (64, 64, 32, 4, 4), (64, 128, 64, 4, 3),
 _DIRECT_TILES = ((16, 64, 2), (32, 32, 2), (64, 64, 4), (128, 32, 4))
 # (TILE_H, TILE_W, BLOCK_N, num_warps) of depthwise's 2D pixel blocks.
 _DEPTHWISE_TILES = ((1, 32, 32, 2), (4, 8, 32, 2), (8, 8, 64, 4), (4, 16, 64, 8))
+# (ROWS, TILE_W, BLOCK_N, num_warps) of depthwise_rows.
+_DEPTHWISE_ROWS_TILES = ((4, 8, 64, 4), (8, 8, 32, 2), (2, 16, 32, 4), (16, 8, 64, 4))
+# (ROWS, TILE_W, BLOCK_N, num_warps) of grouped_rows.
+_GROUPED_ROWS_TILES = ((4, 16, 16, 2), (4, 16, 32, 4), (8, 32, 16, 4))
 _PACKED_TILES = ((64, 32, 32, 4, 3), (128, 64, 32, 4, 3), (128, 64, 64, 8, 3),
                  (256, 128, 64, 8, 3))
 
@@ -50,10 +54,18 @@ def builtin_candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate
             out += [Candidate("grouped_packed", Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                                        num_warps=wp, num_stages=st))
                     for bm, bn, bk, wp, st in _PACKED_TILES if bn >= geom.kg]
+        if 2 <= geom.cg <= 16 and geom.kg <= 32 and geom.dims == 2:
+            out += [Candidate("grouped_rows", Config(BLOCK_M=th * tw, TILE_W=tw, BLOCK_N=bn,
+                                                     num_warps=wp, num_stages=1))
+                    for th, tw, bn, wp in _GROUPED_ROWS_TILES if bn >= geom.kg]
         if geom.cg == 1:
             out += [Candidate("depthwise", Config(BLOCK_M=th * tw, TILE_W=tw, BLOCK_N=bn,
                                                   num_warps=wp, num_stages=1))
                     for th, tw, bn, wp in _DEPTHWISE_TILES]
+        if geom.cg == 1 and geom.dims == 2:
+            out += [Candidate("depthwise_rows", Config(BLOCK_M=th * tw, TILE_W=tw, BLOCK_N=bn,
+                                                       num_warps=wp, num_stages=1))
+                    for th, tw, bn, wp in _DEPTHWISE_ROWS_TILES]
         if geom.cg <= 16:
             out += [Candidate("grouped_direct", Config(BLOCK_M=bm, BLOCK_N=bn, num_warps=wp,
                                                        num_stages=1))
@@ -77,14 +89,14 @@ def synthetic_latency_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec
     if cand.family in GRAD_FAMILY:  # gradient families: waves of their own tiles
         grid = GRAD_FAMILY[cand.family].grid(geom, cfg)
         return 1.0 + max(grad_estimate_us(grid, cfg.get("SPLIT_K", 1), sms), mem_us)
-    if cand.family in ("grouped_direct", "depthwise"):
+    if cand.family in ("grouped_direct", "depthwise", "depthwise_rows"):
         # 2D pixel blocks re-read less of the filter's halo: less traffic than flat runs.
         _, oh, ow = geom.out_spatial
         tw = cfg.get("TILE_W", 0)
         if tw:
             th = cfg["BLOCK_M"] // tw
             m_tiles = geom.n * geom.out_spatial[0] * math.ceil(oh / th) * math.ceil(ow / tw)
-            traffic = 1.0 + 0.4 * (geom.r - 1) / th
+            traffic = 1.0 + (0.2 if cand.family == "depthwise_rows" else 0.4) * (geom.r - 1) / th
         else:
             m_tiles = math.ceil(geom.gemm_m / cfg["BLOCK_M"])
             traffic = 1.3 + 0.4 * (geom.r - 1)
@@ -92,12 +104,12 @@ def synthetic_latency_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec
         waves = math.ceil(programs / sms)
         per_prog = cfg["BLOCK_M"] * cfg["BLOCK_N"] * geom.gemm_k * 2 / (4.0e5 * cfg["num_warps"])
         return 3.0 + max(waves * per_prog, mem_us * traffic)
-    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("BLOCK_K", 16)
     split = cfg.get("SPLIT_K", 1)
     if cand.family == "stem":
         n_dim, groups = geom.k, 1
         k_pad = math.ceil(geom.gemm_k / bk) * bk
-    elif cand.family == "grouped_packed":
+    elif cand.family in ("grouped_packed", "grouped_rows"):
         # GPT whole groups a program; block-diagonal weights multiply zeros too.
         gpt = max(1, min(bn // geom.kg, geom.g))
         n_dim, groups = math.ceil(geom.g / gpt) * bn, 1

@@ -308,6 +308,7 @@ def _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen) -> di
             "sha256": ds.data_sha256, "files": [str(p) for p in sweeps],
             "rows": int(len(ds.ok)), "ok_rows": int(ds.ok.sum()),
             "problems": ds.n_problems, "train_problems": train_ds.n_problems,
+            "incomplete_problems_left_out": len(ds.incomplete),
             "holdout_problems": hold_ds.n_problems if hold_ds else 0,
             "sets": sets, "holdout_sets": sorted(set(hold_ds.rows["set"])) if hold_ds else [],
             "gpus": ds.gpus, "families": sorted(set(ds.rows["family"].tolist())),

@@ -9,6 +9,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from .base import next_pow2
+
 
 @triton.jit
 def split_rows(offs_m, OD, OH, OW):
@@ -242,3 +244,46 @@ def pixel_tap_rows(offs_p, P, OD, OH, OW, kt, kr, ks, std, sth, stw, pdd, pdh, p
     iw = ow * stw - pdw + ks * dlw
     x_ok = p_ok & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
     return n, od, oh, ow, p_ok, idd, ih, iw, x_ok
+
+
+@triton.jit
+def tap_columns(iw0, dlw, W, sxw, ch_off, ch_ok, KS: tl.constexpr):
+    """Per filter column ks of a row of output pixels (input column ``iw0`` at ks = 0):
+    the [pixels, channels] offsets of its input and which of them lie inside the image,
+    as two tuples indexed by ks (the ``*_rows`` kernels)."""
+    col_ok = ()
+    col_off = ()
+    for ks in tl.static_range(KS):
+        iw = iw0 + ks * dlw
+        col_ok = col_ok + (((iw >= 0) & (iw < W))[:, None] & ch_ok[None, :],)
+        col_off = col_off + ((iw * sxw)[:, None] + ch_off[None, :],)
+    return col_ok, col_off
+
+
+def row_loads(geom, rows: int) -> int:
+    """Input rows a ``*_rows`` program walks for ``rows`` output rows, times the filter's
+    columns: each is an unrolled load."""
+    return ((rows - 1) * geom.stride[1] + (geom.r - 1) * geom.dilation[1] + 1) * geom.s
+
+
+def rows_limit(geom, cfg, max_loads: int) -> str | None:
+    """Why a ``*_rows`` config unrolls too many input-row loads (None when it does not)."""
+    rows = cfg["BLOCK_M"] // cfg["TILE_W"]
+    if row_loads(geom, rows) > max_loads:
+        return (f"{rows} output rows walk {row_loads(geom, rows)} input-row loads, more "
+                f"than the {max_loads} unrolled")
+    return None
+
+
+def pixel_block_fits(geom, cfg, min_w: int, min_rows: int) -> str | None:
+    """Why a TILE_H x TILE_W pixel block (TILE_H = BLOCK_M // TILE_W) is too large for the
+    output map (None when it fits): each side at most the map's, rounded up to a power
+    of two, or the floor."""
+    _, oh, ow = geom.out_spatial
+    tw = cfg["TILE_W"]
+    th = cfg["BLOCK_M"] // tw
+    if tw > max(min_w, next_pow2(ow)):
+        return f"TILE_W={tw} exceeds the {ow} output columns"
+    if th > max(min_rows, next_pow2(oh)):
+        return f"a {th}-row block exceeds the {oh} output rows"
+    return None

@@ -15,8 +15,17 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .base import Config, ConvCall, KernelFamily, next_pow2, tile_fits
-from .common import cdiv, needs_int64, out_args, pixel_block, pixel_grid, store_tile, strides5
+from .base import Config, ConvCall, KernelFamily, tile_fits
+from .common import (
+    cdiv,
+    needs_int64,
+    out_args,
+    pixel_block,
+    pixel_block_fits,
+    pixel_grid,
+    store_tile,
+    strides5,
+)
 from .launcher import launch_kernel
 
 _RUNTIME_INTS = ["D", "H", "W", "OD", "OH", "OW", "TILES_H", "TILES_W",
@@ -115,16 +124,9 @@ class DepthwiseFamily(KernelFamily):
         return None
 
     def config_ok(self, geom, cfg, device) -> str | None:
-        _, oh, ow = geom.out_spatial
-        tw = cfg["TILE_W"]
-        th = cfg["BLOCK_M"] // tw
         if not tile_fits(cfg["BLOCK_N"], geom.k, 16):
             return f"BLOCK_N={cfg['BLOCK_N']} exceeds the {geom.k} output channels"
-        if tw > max(8, next_pow2(ow)):
-            return f"TILE_W={tw} exceeds the {ow} output columns"
-        if th > max(1, next_pow2(oh)):
-            return f"a {th}-row tile exceeds the {oh} output rows"
-        return None
+        return pixel_block_fits(geom, cfg, 8, 1)
 
     def launch(self, call: ConvCall, cfg: Config) -> None:
         g = call.geom

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from .base import KernelFamily
 from .depthwise import DepthwiseFamily
+from .depthwise_rows import DepthwiseRowsFamily
 from .dgrad_gemm import DgradGemmFamily
 from .grad_direct import DgradDepthwiseFamily, DgradDirectFamily, WgradDirectFamily
 from .grad_packed import DgradPackedFamily, WgradPackedFamily
 from .grouped_direct import GroupedDirectFamily
 from .grouped_gemm import GroupedGemmFamily
 from .grouped_packed import GroupedPackedFamily
+from .grouped_rows import GroupedRowsFamily
 from .implicit_gemm import ImplicitGemmFamily
 from .pointwise import PointwiseFamily
 from .splitk import SplitKFamily
@@ -21,7 +23,9 @@ FAMILIES: list[KernelFamily] = [
     PointwiseFamily(),
     GroupedGemmFamily(),
     GroupedPackedFamily(),
+    GroupedRowsFamily(),
     DepthwiseFamily(),
+    DepthwiseRowsFamily(),
     GroupedDirectFamily(),
     StemFamily(),
     SplitKFamily(),

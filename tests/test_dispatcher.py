@@ -412,6 +412,23 @@ def test_rule_order_is_built_from_sweeps_and_names_real_configs(tmp_path):
     Config.parse(order["implicit_gemm"][0])
 
 
+def test_rule_order_update_replaces_only_the_named_families():
+    from convdispatch.dispatcher import rule_order
+
+    current = {"source": ["a.csv"], "min_share": 0.3,
+               "families": {"stem": ["s1", "s2"], "depthwise": ["d1"]}}
+    new = {"source": ["b.csv"], "min_share": 0.3,
+           "families": {"stem": ["s9"], "depthwise": ["d9"], "depthwise_rows": ["r1"]}}
+    out = rule_order.update_order(current, new, ["depthwise_rows", "depthwise"])
+    assert out["families"] == {"depthwise": ["d9"], "depthwise_rows": ["r1"],
+                               "stem": ["s1", "s2"]}
+    assert out["source"] == ["a.csv"]
+    assert out["rebuilt"] == {"depthwise_rows": ["b.csv"], "depthwise": ["b.csv"]}
+    assert current["families"]["depthwise"] == ["d1"]  # not modified in place
+    with pytest.raises(ValueError, match="'grouped_gemm'"):
+        rule_order.update_order(current, new, ["grouped_gemm"])
+
+
 def test_rule_chooser_takes_the_first_listed_config_of_its_family(monkeypatch):
     from convdispatch.dispatcher import rule_order
     from convdispatch.dispatcher.choosers import RuleChooser

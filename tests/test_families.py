@@ -41,6 +41,11 @@ CASES = [
                          dims=3)),
     ("grouped_direct", G(n=1, c=15, k=18, g=3, h=7, w=6, r=3, s=3, stride=(1, 2, 2),
                          pad=(0, 1, 1), layout="contiguous")),  # 5 -> 6 a group, padded
+    ("grouped_rows", G(n=2, c=32, k=32, g=8, h=9, w=10, r=3, s=3, pad=(0, 1, 1))),
+    ("grouped_rows", G(n=1, c=24, k=48, g=3, h=9, w=7, r=3, s=3, stride=(1, 2, 2),
+                       pad=(0, 1, 1), layout="contiguous")),  # 8 -> 16 a group
+    ("grouped_rows", G(n=1, c=20, k=20, g=5, h=10, w=9, r=5, s=3, dilation=(1, 2, 1),
+                       pad=(0, 4, 1))),  # 4 a group, 5 groups: a partial group block
     ("depthwise", G(n=2, c=24, k=24, g=24, h=9, w=11, r=3, s=3, pad=(0, 1, 1))),
     ("depthwise", G(n=1, c=16, k=32, g=16, h=9, w=7, r=5, s=5, stride=(1, 2, 2),
                     pad=(0, 2, 2), layout="contiguous")),  # multiplier 2
@@ -48,6 +53,13 @@ CASES = [
                     pad=(0, 2, 1))),
     ("depthwise", G(n=1, c=8, k=8, g=8, d=3, h=5, w=4, t=3, r=3, s=3, pad=(1, 1, 1),
                     dims=3)),
+    ("depthwise_rows", G(n=2, c=24, k=24, g=24, h=9, w=11, r=3, s=3, pad=(0, 1, 1))),
+    ("depthwise_rows", G(n=1, c=16, k=32, g=16, h=9, w=7, r=5, s=5, stride=(1, 2, 2),
+                         pad=(0, 2, 2), layout="contiguous")),  # multiplier 2
+    ("depthwise_rows", G(n=2, c=16, k=16, g=16, h=10, w=8, r=3, s=3, dilation=(1, 2, 1),
+                         pad=(0, 2, 1))),
+    ("depthwise_rows", G(n=1, c=16, k=16, g=16, h=11, w=9, r=3, s=2, stride=(1, 3, 2),
+                         dilation=(1, 1, 2), pad=(0, 2, 1))),
     ("stem", G(n=1, c=3, k=32, h=15, w=15, r=7, s=7, stride=(1, 2, 2), pad=(0, 3, 3))),
     ("stem", G(n=2, c=4, k=16, h=8, w=8, r=3, s=3, pad=(0, 1, 1), layout="contiguous")),
     ("stem", G(n=1, c=3, k=16, d=4, h=8, w=8, t=3, r=7, s=7, stride=(1, 2, 2),
@@ -114,6 +126,10 @@ TINY = {
                        for k in (16, 32, 128, 256) for h in (2, 4, 8, 16)],
     "depthwise": [G(n=1, c=k, k=k, g=k, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
                   for k in (16, 32, 64, 128) for h in (4, 8, 16, 32)],
+    "grouped_rows": [G(n=1, c=4 * g, k=4 * g, g=g, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
+                     for g in (4, 8, 16) for h in (8, 16, 32)],
+    "depthwise_rows": [G(n=1, c=k, k=k, g=k, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
+                       for k in (16, 32, 64, 128) for h in (4, 8, 16, 32)],
     "stem": [G(n=1, c=3, k=k, h=h, w=h, r=r, s=r, pad=(0, 1, 1))
              for k in (32, 64, 128) for h in (6, 16) for r in (3, 5)],
     "splitk": [G(n=1, c=c, k=k, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
@@ -183,17 +199,21 @@ def test_families_have_configs_and_rules():
 
 
 def test_int64_offsets_path_is_correct(monkeypatch):
-    monkeypatch.setattr(common, "needs_int64", lambda call: True)
-    for family, geom in CASES[:1] + CASES[5:6] + CASES[10:11] + CASES[14:16] + CASES[19:20] \
-            + CASES[22:23]:
-        import convdispatch.kernels.depthwise as dw
-        import convdispatch.kernels.grouped_direct as gd
-        import convdispatch.kernels.implicit_gemm as ig
-        import convdispatch.kernels.pointwise as pw
-        import convdispatch.kernels.splitk as sk
-        import convdispatch.kernels.stem as st
-        for mod in (dw, gd, ig, pw, sk, st):
-            monkeypatch.setattr(mod, "needs_int64", lambda call: True)
+    import convdispatch.kernels.depthwise as dw
+    import convdispatch.kernels.depthwise_rows as dwr
+    import convdispatch.kernels.grouped_direct as gd
+    import convdispatch.kernels.grouped_rows as gr
+    import convdispatch.kernels.implicit_gemm as ig
+    import convdispatch.kernels.pointwise as pw
+    import convdispatch.kernels.splitk as sk
+    import convdispatch.kernels.stem as st
+
+    for mod in (common, dw, dwr, gd, gr, ig, pw, sk, st):
+        monkeypatch.setattr(mod, "needs_int64", lambda call: True)
+    cases = [CASES[0], CASES[5], CASES[10], CASES[14]]
+    cases += [next(c for c in CASES if c[0] == f)
+              for f in ("grouped_rows", "depthwise", "depthwise_rows", "stem", "splitk")]
+    for family, geom in cases:
         _check(_first(family, geom), geom)
 
 

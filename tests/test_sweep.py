@@ -117,6 +117,22 @@ def test_resume_skips_done_rows(full_run, tmp_path):
     assert len(read_sidecar(sidecar_path(out))["runs"]) == 2
 
 
+def test_families_limit_a_sweep_and_unknown_ones_are_refused(tmp_path):
+    out = tmp_path / "fam.csv"
+    sweep(PROBLEMS[:2], out, families=["implicit_gemm"], limit_candidates=None)
+    df = read_sweep(out)
+    spec = lookup("h100")
+    for p in PROBLEMS[:2]:
+        want = [c for c in registry.candidates(p.geom, spec) if c.family == "implicit_gemm"]
+        got = df[df.problem_id == p.id]
+        assert want and sorted(got.family + ":" + got.config) == sorted(c.id for c in want)
+    assert read_sidecar(sidecar_path(out))["runs"][-1]["families"] == ["implicit_gemm"]
+    with pytest.raises(ValueError, match="'no_such_family'"):
+        sweep(PROBLEMS[:1], tmp_path / "bad.csv", families=["no_such_family"])
+    with pytest.raises(ValueError, match="'dgrad_gemm'"):
+        sweep(PROBLEMS[:1], tmp_path / "bad.csv", families=["dgrad_gemm"])
+
+
 def test_resume_refuses_other_settings(full_run, tmp_path):
     out = copy_run(full_run, tmp_path / "other.csv")
     with pytest.raises(ValueError, match="limit_candidates"):

@@ -13,6 +13,7 @@ choice is from the best of them. Writes bench.csv, bench.md and env.json.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import math
 import platform
@@ -251,12 +252,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topk", type=int, default=1)
     ap.add_argument("--rep-ms", type=int, default=40)
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--only", default=None, metavar="GLOB",
+                    help="measure only the layers whose problem id matches (fnmatch)")
     ap.add_argument("--chooser", choices=("model", "rule"), default="model",
                     help="who picks the kernel: the shipped model (default) or the rules")
     a = ap.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("bench_layers needs a CUDA GPU")
     problems = suite_problems(a.suite, a.dtype)
+    if a.only:
+        problems = [p for p in problems if fnmatch.fnmatch(p.id, a.only)]
+        if not problems:
+            raise SystemExit(f"--only {a.only!r} matches no layer of suite {a.suite!r}")
     if a.limit:
         problems = problems[: a.limit]
     out = Path(a.out)

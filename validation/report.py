@@ -422,6 +422,7 @@ def header(oracle: Oracle, model: LoadedModel, meta: dict, single_best: str) -> 
         "gpus": ds.gpus, "device_key": ds.device.key, "sidecars": oracle.sidecars,
         "problems": int(ds.n_problems), "rows": int(len(ds.ok)), "ok_rows": int(ds.ok.sum()),
         "problems_without_ok_rows": oracle.dropped_problems,
+        "problems_incomplete": ds.incomplete,
         "model": model_identity(model, meta), "single_best_mode": single_best,
     }
 

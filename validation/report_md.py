@@ -70,6 +70,9 @@ def header_lines(h: dict) -> list[str]:
              f"sha256 {h['data_sha256'][:12]}"]
     if h["problems_without_ok_rows"]:
         lines.append(f"- left out (no ok row): {len(h['problems_without_ok_rows'])} problems")
+    if h.get("problems_incomplete"):
+        lines.append(f"- left out (rows of a swept family missing, so no oracle): "
+                     f"{len(h['problems_incomplete'])} problems")
     return lines
 
 

@@ -153,10 +153,21 @@ def _done_keys(out_csv: Path) -> tuple[set, dict]:
     return keys, cud.to_dict()
 
 
+def check_families(names: Sequence[str], direction: str) -> list[str]:
+    """The family names a sweep is limited to: registered ones of its direction."""
+    known = [f.name for f in registry.families(direction=direction)]
+    bad = [n for n in names if n not in known]
+    if not names or bad:
+        raise ValueError(f"unknown {direction} kernel famil{'ies' if len(bad) > 1 else 'y'} "
+                         f"{bad or list(names)}; known: {known}")
+    return list(names)
+
+
 def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
               shard: tuple[int, int] = (0, 1), jobs: int = 1,
               dtypes: Sequence[str] | None = None, limit_candidates: int | None = None,
-              check_timeout_s: float = 600.0, time_timeout_s: float = 300.0,
+              families: Sequence[str] | None = None, check_timeout_s: float = 600.0,
+              time_timeout_s: float = 300.0,
               quiet: bool = False, command: Sequence[str] | None = None,
               start_method: str = "spawn") -> dict:
     """Sweep ``problems`` (objects with id, set, layer, geom) into ``out_csv``; resumable.
@@ -175,6 +186,9 @@ def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
         raise ValueError("timeouts must be > 0 seconds")
     shard = check_shard(shard)
     problems = check_problems(problems)
+    direction = getattr(backend, "direction", "forward")
+    if families is not None:
+        families = check_families(families, direction)
     if dtypes is not None:
         bad = [d for d in dtypes if d not in DTYPES]
         if bad:
@@ -198,10 +212,12 @@ def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
     meta = _start_meta(out_csv, env, harness, shard, bool(done_keys))
 
     # Plan: the candidates each problem still needs (the registry's forced path).
-    direction = getattr(backend, "direction", "forward")
     plan, skipped, empty = [], 0, 0
     for p in mine:
-        cands = spread(registry.candidates(p.geom, spec, direction), limit_candidates)
+        cands = registry.candidates(p.geom, spec, direction)
+        if families is not None:
+            cands = [c for c in cands if c.family in families]
+        cands = spread(cands, limit_candidates)
         todo = [c for c in cands if (p.id, c.family, str(c.config)) not in done_keys]
         if not cands:
             empty += 1
@@ -212,7 +228,8 @@ def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
 
     run = _norm({"start": sweep_meta.now_iso(), "end": None, "host": sweep_meta.host(),
                  "command": list(command if command is not None else sys.argv),
-                 "jobs": jobs, "clocks_at_start": env["gpu"].get("clocks_at_start"),
+                 "jobs": jobs, "families": list(families) if families is not None else None,
+                 "clocks_at_start": env["gpu"].get("clocks_at_start"),
                  "interrupted": None, "summary": None})
     meta["runs"].append(run)
     sweep_meta.write_sidecar(meta_path, meta)

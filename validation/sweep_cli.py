@@ -37,6 +37,10 @@ def register(subparsers) -> None:
                    help="cuda: the GPU; fake: deterministic stand-in for testing the harness")
     p.add_argument("--limit-candidates", type=positive_int, default=None, metavar="N",
                    help="at most N candidates per problem, evenly spread over the registry")
+    p.add_argument("--families", type=lambda t: [v.strip() for v in t.split(",") if v.strip()],
+                   default=None, metavar="F1,F2",
+                   help="measure only these kernel families (e.g. a family added after the "
+                        "sweep ran); the rows of the others are kept")
     p.add_argument("--warmup-ms", type=positive_int, default=25, help="do_bench warmup")
     p.add_argument("--rep-ms", type=positive_int, default=100, help="do_bench repetition time")
     p.add_argument("--check-timeout", type=positive_seconds, default=600.0, metavar="S",
@@ -79,7 +83,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     try:
         summary = run_sweep(problems, args.out, backend=make_backend(args), shard=args.shard,
                             jobs=args.jobs, dtypes=args.dtype,
-                            limit_candidates=args.limit_candidates,
+                            limit_candidates=args.limit_candidates, families=args.families,
                             check_timeout_s=args.check_timeout, time_timeout_s=args.time_timeout,
                             quiet=args.quiet, command=command_line(args))
     except KeyboardInterrupt:
