@@ -22,14 +22,17 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-# Small layers of every family: (name, dims, N, C, K, spatial, kernel, stride, pad, groups)
+# Small layers of each kind, the chooser picking their family:
+# (name, dims, N, C, K, spatial, kernel, stride, pad, groups)
 LAYERS = [
     ("stem 7x7/s2, C=3", 2, 1, 3, 16, (16, 16), (7, 7), 2, 3, 1),
     ("3x3 dense", 2, 2, 32, 32, (8, 8), (3, 3), 1, 1, 1),
     ("1x1 pointwise", 2, 2, 64, 32, (8, 8), (1, 1), 1, 0, 1),
     ("grouped 3x3, 4 groups", 2, 2, 64, 64, (6, 6), (3, 3), 1, 1, 4),
     ("grouped 3x3, 64 a group", 2, 1, 128, 128, (5, 5), (3, 3), 1, 1, 2),
+    ("grouped 3x3, 4 a group", 2, 1, 32, 32, (16, 16), (3, 3), 1, 1, 8),
     ("depthwise 3x3", 2, 2, 32, 32, (8, 8), (3, 3), 1, 1, 32),
+    ("3D depthwise 3x3x3", 3, 1, 16, 16, (4, 6, 6), (3, 3, 3), 1, 1, 16),
     ("grouped 3x3, 2->96 a group", 2, 1, 4, 192, (6, 6), (3, 3), 1, 1, 2),
     ("deep 3x3 on 3x3 map", 2, 1, 256, 64, (3, 3), (3, 3), 1, 1, 1),
     ("3D 3x3x3", 3, 1, 32, 16, (3, 6, 6), (3, 3, 3), 1, 1, 1),
@@ -60,7 +63,7 @@ def _run_layers() -> bool:
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     where = torch.cuda.get_device_name() if device == "cuda" else "CPU, Triton interpreter"
-    print(f"\nRunning one layer of every family on {where}:")
+    print(f"\nRunning one layer of each kind on {where}:")
     ok = True
     for name, dims, n, c, k, sp, ks, stride, pad, groups in LAYERS:
         gen = torch.Generator().manual_seed(len(name))
