@@ -378,3 +378,14 @@ def test_operator_gradcheck():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cd.FallbackWarning)
         assert torch.autograd.gradcheck(f, (x, w, b, r), fast_mode=True)
+
+
+def test_demo_runs_every_forward_family(capsys, clean_dispatcher):
+    """`make demo`'s layers reach each registered forward family on this machine."""
+    import re
+
+    from convdispatch.dispatcher import demo_cli, registry
+
+    assert demo_cli._run_layers()
+    shown = set(re.findall(r"(\S+)\s+rel err", capsys.readouterr().out))
+    assert shown == {f.name for f in registry.families()}
