@@ -126,6 +126,16 @@ def groups_per_tile(geom, block_n: int) -> int:
     return min(block_n // geom.kg, geom.g)
 
 
+def idle_tile(geom, block_n: int) -> str | None:
+    """Why a packed tile of BLOCK_N output channels leaves over a quarter of its columns
+    without a group (None when it does not)."""
+    gpt = groups_per_tile(geom, block_n)
+    if gpt >= 1 and 4 * gpt * geom.kg < 3 * block_n:
+        return (f"BLOCK_N={block_n} holds {gpt} groups of {geom.kg} channels: "
+                f"over a quarter of the tile idle")
+    return None
+
+
 def channel_run(geom, block_n: int) -> int:
     """Input channels of one program's groups: the reduction width of each tap."""
     return groups_per_tile(geom, block_n) * geom.cg
@@ -223,9 +233,9 @@ class GroupedPackedFamily(KernelFamily):
             return f"a {bm // tw}x{tw} pixel block exceeds the {oh}x{ow} output"
         if not tile_fits(bn, geom.k, 16):
             return f"BLOCK_N={bn} exceeds the {geom.k} output channels"
-        if gpt >= 1 and 4 * gpt * geom.kg < 3 * bn:
-            return (f"BLOCK_N={bn} holds {gpt} groups of {geom.kg} channels: "
-                    f"over a quarter of the tile idle")
+        idle = idle_tile(geom, bn)
+        if idle:
+            return idle
         if gpt > MAX_PACK:
             return (f"BLOCK_N={bn} packs {gpt} groups: {gpt}x the useful matrix work "
                     f"(over {MAX_PACK}x was slower on an H100)")

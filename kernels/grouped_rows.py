@@ -34,6 +34,7 @@ from .common import (
     tap_columns,
     upcast_dot,
 )
+from .grouped_packed import groups_per_tile, idle_tile
 from .launcher import launch_kernel
 
 _RUNTIME_INTS = ["H", "W", "OH", "OW", "TILES_H", "TILES_W", "stw", "pdh", "pdw", "dlw"]
@@ -135,11 +136,6 @@ def _tiles() -> tuple[tuple[int, int, int, int], ...]:
 GROUPED_ROWS_TILES = _tiles()
 
 
-def groups_per_tile(geom, block_n: int) -> int:
-    """Whole groups one program's BLOCK_N output channels cover (0: a group does not fit)."""
-    return min(block_n // geom.kg, geom.g)
-
-
 class GroupedRowsFamily(KernelFamily):
     name = "grouped_rows"
     summary = ("2D grouped conv, 2-16 channels a group: packed matrix-unit tiles reusing "
@@ -169,13 +165,10 @@ class GroupedRowsFamily(KernelFamily):
 
     def config_ok(self, geom, cfg, device) -> str | None:
         bn = cfg["BLOCK_N"]
-        gpt = groups_per_tile(geom, bn)
         if not tile_fits(bn, geom.k, 16):
             return f"BLOCK_N={bn} exceeds the {geom.k} output channels"
-        if gpt >= 1 and 4 * gpt * geom.kg < 3 * bn:
-            return (f"BLOCK_N={bn} holds {gpt} groups of {geom.kg} channels: over a quarter "
-                    "of the tile idle")
-        return pixel_block_fits(geom, cfg, 16, 2) or self.hard_ok(geom, cfg, device)
+        return (idle_tile(geom, bn) or pixel_block_fits(geom, cfg, 16, 2)
+                or self.hard_ok(geom, cfg, device))
 
     def launch(self, call: ConvCall, cfg: Config) -> None:
         g = call.geom
