@@ -442,3 +442,23 @@ def test_summary_counts_same_problem_ids_of_two_files_apart(tmp_path):
         rows = len(read_sweep(p))
         assert f"| {Path(p).name} | 2 | {rows} |" in text
     assert "All: 4 problems" in text
+
+
+def test_family_gain_compares_a_family_with_the_others_best(monkeypatch):
+    import convdispatch.validation.family_gain as fg
+
+    rows = []
+    for pid, lat in (("a/p1/n1/float16", {"depthwise": 20.0, "depthwise_rows": 10.0}),
+                     ("a/p2/n1/float16", {"depthwise": 9.0, "depthwise_rows": 12.0}),
+                     ("a/p3/n1/float16", {"depthwise_rows": 5.0})):
+        rows += [{"problem_id": pid, "key": pid, "family": fam, "latency_us": us,
+                  "cudnn_us": 18.0, "status": "ok"} for fam, us in lat.items()]
+    monkeypatch.setattr(fg, "_load", lambda csvs: pd.DataFrame(rows))
+    t = fg.gain_table(["x.csv"], "depthwise_rows")
+    assert list(t["problem_id"]) == ["a/p1/n1/float16", "a/p2/n1/float16"]  # p3: alone
+    assert t["family_us"].tolist() == [10.0, 12.0]
+    assert t["others_us"].tolist() == [20.0, 9.0]
+    md = fg.gain_markdown(t, "depthwise_rows")
+    assert "on 2 problems" in md and "geomean 1.225" in md and "faster on 1" in md
+    with pytest.raises(ValueError, match="'stem'"):
+        fg.gain_table(["x.csv"], "stem")

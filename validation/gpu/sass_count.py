@@ -1,8 +1,11 @@
-"""Instruction mix and registers of the depthwise kernels' SASS for sm_90, compiled here
-(no GPU).
+"""Instruction mix and registers of the FMA and row-reuse kernels' SASS for sm_90,
+compiled here (no GPU).
 
     python3 validation/gpu/sass_count.py depthwise TILE_H TILE_W BLOCK_N NUM_WARPS
     python3 validation/gpu/sass_count.py depthwise_rows ROWS TILE_W BLOCK_N NUM_WARPS [STRIDE]
+    python3 validation/gpu/sass_count.py grouped_rows ROWS TILE_W BLOCK_N NUM_WARPS CG [STRIDE]
+
+(grouped_rows: CG input and output channels a group.)
 
 Compiles the kernel for a 3x3 fp16 depthwise layer with the run-time
 specialisation of a channels_last launch (unit channel strides, 16-divisible
@@ -22,13 +25,15 @@ import tempfile
 from pathlib import Path
 
 import triton
+from convdispatch.kernels.base import next_pow2
 from convdispatch.kernels.depthwise import depthwise_kernel
 from convdispatch.kernels.depthwise_rows import depthwise_rows_kernel
+from convdispatch.kernels.grouped_rows import grouped_rows_kernel
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-DIVISIBLE = ("KTOT", "sxn", "sxd", "sxh", "sxw", "syn", "syd", "syh", "syw", "srn", "srd", "srh",
-             "srw")
+DIVISIBLE = ("KTOT", "C", "K", "sxn", "sxd", "sxh", "sxw", "syn", "syd", "syh", "syw", "srn",
+             "srd", "srh", "srw")
 
 
 def compile_kernel(kernel, const: dict, warps: int):
@@ -71,9 +76,17 @@ def main(argv: list[str]) -> int:
     if family == "depthwise":
         kernel = depthwise_kernel
         const = dict(common, sxc=1, KT=1, TILE_H=th)
-    else:
+    elif family == "depthwise_rows":
         kernel = depthwise_rows_kernel
         const = dict(common, sxc=1, ROWS=th, SH=rest[0] if rest else 1, DH=1)
+    else:
+        kernel = grouped_rows_kernel
+        cg, *rest = rest
+        gpt = bn // cg
+        del common["MULT"]
+        const = dict(common, sxc=1, CG=cg, KG=cg, GPT=gpt, ROWS=th,
+                     SH=rest[0] if rest else 1, DH=1, BLOCK_K=max(16, next_pow2(gpt * cg)),
+                     PREC="ieee", UPCAST=False)
     compiled = compile_kernel(kernel, const, warps)
     ops = opcodes(compiled.asm["cubin"])
     outputs = th * tw * bn // (32 * warps)
