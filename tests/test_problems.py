@@ -129,6 +129,8 @@ def test_set_tables_match_torchvision():
              (models.resnext50_32x4d, networks.resnext50_32x4d, (1, 3, 224, 224)),
              (models.mobilenet_v2, networks.mobilenet_v2, (1, 3, 224, 224)),
              (models.vgg16, networks.vgg16, (1, 3, 224, 224)),
+             (models.regnet_x_400mf, networks.regnet_x_400mf, (1, 3, 224, 224)),
+             (models.regnet_y_400mf, networks.regnet_y_400mf, (1, 3, 224, 224)),
              (video.r3d_18, networks.r3d_18, (1, 3, 16, 112, 112))]
     for make_model, walk, shape in cases:
         with torch.device("meta"):

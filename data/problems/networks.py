@@ -9,6 +9,8 @@ problem sets in ``NETWORK_SETS`` add their batch sizes. Transposed convs
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -357,6 +359,87 @@ def unet() -> list[Layer]:
     return b.layers()
 
 
+# -- RegNet (torchvision) ----------------------------------------------------
+
+def _make_divisible(v: float, divisor: int) -> int:
+    """torchvision's ``_make_divisible`` (min_value = divisor)."""
+    new_v = max(divisor, int(v + divisor / 2) // divisor * divisor)
+    return new_v + divisor if new_v < 0.9 * v else new_v
+
+
+def regnet_stages(depth: int, w_0: int, w_a: float, w_m: float,
+                  group_width: int) -> list[tuple[int, int, int]]:
+    """(width, blocks, group width) per stage, as torchvision's
+    ``BlockParams.from_init_params`` computes them (bottleneck multiplier 1; its
+    widths are float32 tensors, hence the float32 arithmetic)."""
+    import numpy as np
+
+    cont = np.arange(depth, dtype=np.float32) * np.float32(w_a) + np.float32(w_0)
+    cap = np.round(np.log(cont / np.float32(w_0)) / np.float32(math.log(w_m)))
+    widths = (np.round(np.float32(w_0) * np.power(np.float32(w_m), cap) / 8) * 8)
+    widths = [int(w) for w in widths.astype(np.int32)]
+    stages: list[list[int]] = []
+    for w in widths:
+        if stages and stages[-1][0] == w:
+            stages[-1][1] += 1
+        else:
+            stages.append([w, 1])
+    out = []
+    for w, blocks in stages:
+        gw = min(group_width, w)
+        out.append((_make_divisible(w, gw), blocks, gw))
+    return out
+
+
+def regnet_body(b: NetBuilder, depth: int, w_0: int, w_a: float, w_m: float,
+                group_width: int, se: bool, image: int = 224) -> None:
+    """torchvision RegNet: 3x3/s2 stem to 32, stages of ResBottleneckBlocks (1x1, grouped
+    3x3 carrying the stride, [squeeze-excitation 1x1s on a 1x1 map], 1x1, projection)."""
+    size = b.conv("stem.0", 3, 32, (image, image), 3, stride=2, pad=1)
+    w_in = 32
+    for i, (w, blocks, gw) in enumerate(regnet_stages(depth, w_0, w_a, w_m, group_width)):
+        for j in range(blocks):
+            st = 2 if j == 0 else 1
+            p = f"trunk_output.block{i + 1}.block{i + 1}-{j}"
+            if w_in != w or st != 1:
+                b.conv(f"{p}.proj.0", w_in, w, size, 1, stride=st)
+            b.conv(f"{p}.f.a.0", w_in, w, size, 1)
+            new = b.conv(f"{p}.f.b.0", w, w, size, 3, stride=st, groups=w // gw)
+            if se:
+                squeeze = int(round(0.25 * w_in))
+                b.conv(f"{p}.f.se.fc1", w, squeeze, (1, 1), 1)
+                b.conv(f"{p}.f.se.fc2", squeeze, w, (1, 1), 1)
+            b.conv(f"{p}.f.c.0", w, w, new, 1)
+            w_in, size = w, new
+
+
+# torchvision's RegNet settings: depth, w_0, w_a, w_m, group width, squeeze-excitation.
+REGNETS = {"regnet_x_400mf": (22, 24, 24.48, 2.54, 16, False),
+           "regnet_y_400mf": (16, 48, 27.89, 2.09, 8, True)}
+
+
+def regnet_x_400mf(image: int = 224) -> list[Layer]:
+    b = NetBuilder()
+    regnet_body(b, *REGNETS["regnet_x_400mf"], image=image)
+    return b.layers()
+
+
+def regnet_y_400mf(image: int = 224) -> list[Layer]:
+    b = NetBuilder()
+    regnet_body(b, *REGNETS["regnet_y_400mf"], image=image)
+    return b.layers()
+
+
+def regnet() -> list[Layer]:
+    """RegNetX-400MF (16 channels a group) and RegNetY-400MF (8 a group, with SE);
+    a conv both share is listed once, under the first name."""
+    b = NetBuilder()
+    for name, params in REGNETS.items():
+        b.prefix = name + "."
+        regnet_body(b, *params)
+    return b.layers()
+
+
 @dataclass(frozen=True)
 class NetworkSet:
     """A problem set from one or more networks, with the batch sizes it is swept at."""
@@ -382,4 +465,7 @@ NETWORK_SETS: dict[str, NetworkSet] = {s.name: s for s in (
                "r3d_18 and a 3D ResNeXt-50 32x4d, 16 frames at 112x112"),
     NetworkSet("unet", unet, (1, 8),
                "classic U-Net 64..1024 at 256x256, SD-UNet layers at 32x32/16x16"),
+    NetworkSet("regnet", regnet, (1, 8, 32),
+               "torchvision RegNetX-400MF and RegNetY-400MF (grouped 3x3, 16 and 8 "
+               "channels a group), 224x224"),
 )}

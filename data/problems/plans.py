@@ -15,7 +15,7 @@ from functools import cache
 from .catalog import check_dtype, clear_cache, load_part, parse_random, spec_parts, unique
 from .problem import Problem
 
-TRAIN_SETS = ("resnet50", "mobilenet_v2", "vgg16", "video3d", "unet", "random_train")
+TRAIN_SETS = ("resnet50", "mobilenet_v2", "vgg16", "video3d", "unet", "regnet", "random_train")
 HOLDOUT_SETS = ("resnext50_32x4d", "sd_vae", "random_holdout")
 SPLITS = ("train", "holdout")
 
@@ -68,6 +68,9 @@ PLANS: dict[str, tuple[str, tuple[PlanPart, ...]]] = {
         PlanPart("random_train:3:100", FP16),
         PlanPart("random_train:4:40", BF16),
         PlanPart("random_train:5:40", FP32),
+        # Added 2026-11-23 (fifth session): grouped 3x3s of 8 and 16 channels a group from
+        # a second network family; ResNeXt's are holdout and the train plan had few.
+        PlanPart("regnet", FP16),
     )),
     "holdout": ("holdout", (
         PlanPart("resnext50_32x4d", FP16, batches=(1, 8, 32)),
