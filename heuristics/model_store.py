@@ -1,9 +1,11 @@
 """A model directory: model.txt (LightGBM text), schema.json (what the code must match),
-meta.json (provenance and metrics). Loading needs numpy only.
+meta.json (provenance and metrics), and guard.txt where the model ships a guard
+(heuristics/guard.py). Loading needs numpy only.
 
-The model's identity is the sha256 of model.txt, recorded in schema.json (and
-meta.json) and checked on every load, so a corrupt, truncated or swapped file
-is refused.
+Every model file's sha256 is recorded in schema.json and checked on every load, so
+a corrupt, truncated or swapped file is refused. The model's identity is the
+sha256 of model.txt, or, with a guard, of both files' hashes and the guard's
+settings.
 
 ``find_model`` rule: ``models/<device_key>/`` for the GPU if it exists; else,
 with ``nearest``, the shipped model of the same architecture family (same
@@ -14,6 +16,7 @@ architecture, so they get no nearest model unless a DeviceSpec is passed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -33,9 +36,11 @@ from .features import (
     SCHEMA_VERSION,
     feature_matrix,
 )
+from .guard import GUARD_METHOD, GuardParams, demote, guarded_scores, vetoed_in_top
 from .tree_model import ModelLoadError, TreeEnsemble, load_ensemble, sha256_file
 
 MODEL_FILE, SCHEMA_FILE, META_FILE = "model.txt", "schema.json", "meta.json"
+GUARD_FILE = "guard.txt"
 MODELS_ROOT = Path(__file__).resolve().parent.parent / "models"
 TRANSFORMS = ("exp", "negate", "none")
 
@@ -51,10 +56,16 @@ class LoadedModel:
     schema: dict
     ensemble: TreeEnsemble = field(repr=False)
     meta: dict = field(default_factory=dict, repr=False)
+    guard: TreeEnsemble | None = field(default=None, repr=False)
+    guard_params: GuardParams | None = None
 
     @property
     def identity(self) -> str:
-        return self.sha256[:12]
+        if self.guard is None:
+            return self.sha256[:12]
+        g = self.schema["guard"]
+        text = f"{self.sha256} {g['model_sha256']} {g['top_k']} {g['max_log_slowdown']}"
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     @property
     def score_unit(self) -> str:
@@ -79,20 +90,35 @@ class LoadedModel:
             return np.exp(raw)
         return -raw if transform == "negate" else raw
 
+    def row_scores(self, features: np.ndarray, problem: np.ndarray) -> np.ndarray:
+        """Scores of many problems' rows at once (reports), guard applied as in ``rank``."""
+        scores = self.predict(features)
+        if self.guard is None:
+            return scores
+        return guarded_scores(problem, scores, self.guard.predict(features), self.guard_params)
+
     def rank(self, geom: ConvGeometry, candidates: Sequence[Candidate],
              device: DeviceSpec) -> list[tuple[Candidate, float]]:
         """Candidates best first; equal scores ordered by candidate id.
 
         A family absent from the training data gets score inf: the model has
-        never seen it, so its prediction would be a guess.
+        never seen it, so its prediction would be a guess. With a guard, the
+        ranker's top candidates that it vetoes come last (heuristics/guard.py).
         """
         cands = list(candidates)
         if not cands:
             return []
-        scores = self.predict(feature_matrix(geom, cands, device))
+        X = feature_matrix(geom, cands, device)
+        scores = self.predict(X)
         fams = self.families
         if any(c.family not in fams for c in cands):
             scores[[c.family not in fams for c in cands]] = np.inf
+        if self.guard is not None and len(cands) > 1:
+            top = np.argsort(scores, kind="stable")[:self.guard_params.top_k]
+            top = top[np.isfinite(scores[top])]
+            vetoed = np.zeros(len(cands), dtype=bool)
+            vetoed[top] = vetoed_in_top(self.guard.predict(X[top]), self.guard_params)
+            scores = demote(scores, vetoed)
         order = np.argsort(scores, kind="stable")
         s = scores[order]
         if len(s) > 1 and (s[1:] == s[:-1]).any():  # rare: only then build the ids
@@ -192,7 +218,39 @@ def _load_verified(path: Path) -> LoadedModel:
         raise ModelLoadError(f"{model_path}: the model's feature names differ from "
                              f"FEATURE_NAMES (schema v{SCHEMA_VERSION})")
     gpu = schema["gpu"].get("name", "?") if isinstance(schema.get("gpu"), dict) else "?"
-    return LoadedModel(path, sha, str(gpu), str(schema.get("method", "?")), schema, ensemble)
+    guard, params = _load_guard(path, schema)
+    return LoadedModel(path, sha, str(gpu), str(schema.get("method", "?")), schema, ensemble,
+                       guard=guard, guard_params=params)
+
+
+def _load_guard(path: Path, schema: dict) -> tuple[TreeEnsemble | None, GuardParams | None]:
+    """The guard's ensemble and settings that schema.json records (None, None if none)."""
+    g = schema.get("guard")
+    if g is None:
+        return None, None
+    where = path / SCHEMA_FILE
+    if not isinstance(g, dict) or g.get("model_file") != GUARD_FILE \
+            or g.get("method") != GUARD_METHOD:
+        raise ModelLoadError(f"{where}: 'guard' must name model_file {GUARD_FILE!r} and "
+                             f"method {GUARD_METHOD!r}, got {g!r}")
+    try:
+        params = GuardParams(top_k=g.get("top_k"), max_log_slowdown=g.get("max_log_slowdown"))
+        params.check(f"{where}: guard")
+    except ValueError as e:
+        raise ModelLoadError(str(e)) from None
+    file = path / GUARD_FILE
+    if not file.is_file():
+        raise ModelLoadError(f"{file}: guard model file not found")
+    sha = sha256_file(file)
+    if sha != g.get("model_sha256"):
+        raise ModelLoadError(f"{file}: sha256 {sha[:12]}... does not match the guard's "
+                             f"recorded in {where}: the file is corrupt, truncated or was "
+                             "replaced")
+    ensemble = load_ensemble(file)
+    if list(ensemble.feature_names) != list(FEATURE_NAMES):
+        raise ModelLoadError(f"{file}: the guard's feature names differ from FEATURE_NAMES "
+                             f"(schema v{SCHEMA_VERSION})")
+    return ensemble, params
 
 
 def write_json(path: Path, obj: dict) -> None:
@@ -204,15 +262,18 @@ def write_json(path: Path, obj: dict) -> None:
 
 def write_model_dir(out: str | os.PathLike, booster, method: str, device: DeviceSpec,
                     meta: dict, check_X: np.ndarray,
-                    families: Sequence[str] | None = None) -> dict:
-    """Write model.txt, schema.json, meta.json; verify the numpy evaluator against lightgbm.
+                    families: Sequence[str] | None = None,
+                    guard: tuple[object, GuardParams] | None = None) -> dict:
+    """Write model.txt (and guard.txt), schema.json, meta.json; verify the numpy
+    evaluator against lightgbm.
 
     ``families``: the families in the training data, all of one direction (default:
-    every forward family). Returns the meta written (with the model's sha256, identity
-    and the largest |tree_model - lightgbm| difference on ``check_X``). Raises
-    RuntimeError when that exceeds 1e-6. Files are written model.txt,
-    schema.json, meta.json, each atomically; load_model checks the sha256 that
-    the JSON files record, so an interrupted write never loads.
+    every forward family). ``guard``: (its booster, its settings), or None. Returns the
+    meta written (with the model's sha256, identity and the largest |tree_model -
+    lightgbm| difference on ``check_X``). Raises RuntimeError when that exceeds 1e-6.
+    Files are written model files first, then schema.json, meta.json, each
+    atomically; load_model checks the sha256 that the JSON files record, so an
+    interrupted write never loads.
     """
     from .train import METHODS
 
@@ -226,9 +287,13 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
         raise ValueError(f"families {fams} mix directions {directions}: one model a direction")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    tmp = out / (MODEL_FILE + ".tmp")
-    booster.save_model(str(tmp))
-    os.replace(tmp, out / MODEL_FILE)
+    boosters = [(MODEL_FILE, booster)] + ([(GUARD_FILE, guard[0])] if guard else [])
+    for name, b in boosters:
+        tmp = out / (name + ".tmp")
+        b.save_model(str(tmp))
+        os.replace(tmp, out / name)
+    if guard is None and (out / GUARD_FILE).exists():
+        (out / GUARD_FILE).unlink()  # a previous model's guard must not stay beside this one
     sha = sha256_file(out / MODEL_FILE)
     schema = {
         "schema_version": SCHEMA_VERSION, "feature_names": list(FEATURE_NAMES),
@@ -238,11 +303,18 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
         "gpu": {"name": device.name, "key": device.key, "capability": list(device.capability),
                 "sm_count": device.sm_count},
     }
+    if guard is not None:
+        guard[1].check()
+        schema["guard"] = {"model_file": GUARD_FILE, "method": GUARD_METHOD,
+                           "model_sha256": sha256_file(out / GUARD_FILE),
+                           "top_k": guard[1].top_k,
+                           "max_log_slowdown": guard[1].max_log_slowdown}
     write_json(out / SCHEMA_FILE, schema)
     loaded = _load_verified(out)
     check_X = np.asarray(check_X, dtype=np.float32)
-    diff = float(np.max(np.abs(loaded.ensemble.predict(check_X)
-                               - booster.predict(check_X)), initial=0.0))
+    pairs = [(loaded.ensemble, booster)] + ([(loaded.guard, guard[0])] if guard else [])
+    diff = max(float(np.max(np.abs(ours.predict(check_X) - theirs.predict(check_X)),
+                            initial=0.0)) for ours, theirs in pairs)
     if diff > 1e-6:
         raise RuntimeError(f"{out / MODEL_FILE}: numpy evaluator differs from lightgbm by "
                            f"{diff:.3g}; the model directory is not usable")

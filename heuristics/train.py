@@ -13,8 +13,10 @@ Methods compared (grouped CV by problem, never by row):
   a reference only; it cannot be shipped (no pickles, no sklearn at runtime).
 
 The shipped method is the shippable one with the best out-of-fold efficiency
-(geomean of best / chosen latency). Holdout sets are left out of CV and of the
-shipped model and are scored once at the end.
+(geomean of best / chosen latency). A LambdaRank ranker may ship with a guard
+(heuristics/guard.py: ``lgbm_regression_rel`` vetoing far slower picks among its top
+candidates) when a guard threshold beats no guard out of fold. Holdout sets are left
+out of CV and of the shipped model and are scored once at the end.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 
 from .dataset import Dataset, direction_of, load_dataset
 from .features import FAMILY_NAMES, FEATURE_NAMES, SCHEMA_VERSION
+from .guard import GUARD_METHOD, THRESHOLDS, GuardParams, guarded_scores
 from .metrics import (
     cudnn_per_problem,
     evaluate,
@@ -199,8 +202,10 @@ def _baselines(train: Dataset, test: Dataset) -> dict[str, dict]:
 
 
 def cross_validate(ds: Dataset, methods: Sequence[str], hp: HyperParams, folds: int,
-                   log: Callable[[str], None] = print) -> dict[str, dict]:
-    """Out-of-fold metrics of every method and baseline over ``ds``'s problems."""
+                   log: Callable[[str], None] = print,
+                   oof_out: dict[str, np.ndarray] | None = None) -> dict[str, dict]:
+    """Out-of-fold metrics of every method and baseline over ``ds``'s problems; the
+    out-of-fold scores themselves go into ``oof_out`` when given."""
     oof = {m: np.full(len(ds.problem), np.nan) for m in (*methods, "single_best_config")}
     seconds = dict.fromkeys(methods, 0.0)
     for i, (tr, va) in enumerate(cv_splits(ds.problem, folds)):
@@ -213,11 +218,38 @@ def cross_validate(ds: Dataset, methods: Sequence[str], hp: HyperParams, folds: 
         oof["single_best_config"][va] = order_scores(order, val.cand_id)
         log(f"  fold {i + 1}: {len(np.unique(train.problem))} train / "
             f"{len(np.unique(val.problem))} validation problems")
+    if oof_out is not None:
+        oof_out.update(oof)
     out = {m: _metrics(ds, s) for m, s in oof.items()}
     for m in methods:
         out[m]["fit_seconds"] = round(seconds[m], 2)
     out["random_choice"] = random_choice_metrics(ds.problem, ds.latency, ds.ok)
     return out
+
+
+GUARDED = "+guard"  # suffix of a method's metrics with the guard applied
+
+
+def choose_guard(ds: Dataset, oof: dict[str, np.ndarray], chosen: str,
+                 log: Callable[[str], None] = print) -> tuple[GuardParams | None, dict]:
+    """The guard threshold (heuristics/guard.py) with the best out-of-fold geomean + P10
+    efficiency for the ranker ``chosen``, or None where no threshold beats no guard.
+    Returns (params, {threshold: metrics}). Only a LambdaRank ranker gets a guard: a
+    regression already scores slowdowns itself."""
+    if chosen != "lgbm_lambdarank" or GUARD_METHOD not in oof:
+        return None, {}
+    base = _metrics(ds, oof[chosen])
+    best, best_score, tried = None, base["efficiency_geomean"] + base["efficiency_p10"], {}
+    for t in THRESHOLDS:
+        params = GuardParams(max_log_slowdown=t)
+        m = _metrics(ds, guarded_scores(ds.problem, oof[chosen], oof[GUARD_METHOD], params))
+        tried[str(t)] = m
+        score = m["efficiency_geomean"] + m["efficiency_p10"]
+        log(f"  guard max_log_slowdown={t}: geomean {m['efficiency_geomean']:.4f}, "
+            f"P10 {m['efficiency_p10']:.4f}")
+        if score > best_score + 1e-12:
+            best, best_score = params, score
+    return best, tried
 
 
 def _take(ds: Dataset, rows: np.ndarray) -> Dataset:
@@ -272,10 +304,16 @@ def train(sweeps: Sequence[str | os.PathLike], out: str | os.PathLike,
     train_ds, hold_ds = split_holdout(ds, holdout_sets)
     log(f"{int(ds.ok.sum())} ok rows of {len(ds.ok)}; {train_ds.n_problems} training problems, "
         f"{hold_ds.n_problems if hold_ds else 0} holdout problems; GPU {ds.device.name}")
-    cv = cross_validate(train_ds, methods, hp, folds, log)
+    oof: dict[str, np.ndarray] = {}
+    cv = cross_validate(train_ds, methods, hp, folds, log, oof)
     chosen = choose_method(cv, methods)
     log(f"chosen: {chosen}")
+    guard, guard_cv = choose_guard(train_ds, oof, chosen, log)
+    if guard is not None:
+        cv[chosen + GUARDED] = guard_cv[str(guard.max_log_slowdown)]
     fitted = {chosen: fit_method(chosen, train_ds, hp)}
+    if guard is not None:
+        fitted[GUARD_METHOD] = fit_method(GUARD_METHOD, train_ds, hp)
     holdout = None
     if hold_ds is not None:
         holdout = _baselines(train_ds, hold_ds)
@@ -283,9 +321,16 @@ def train(sweeps: Sequence[str | os.PathLike], out: str | os.PathLike,
             if m not in fitted:
                 fitted[m] = fit_method(m, train_ds, hp)
             holdout[m] = _metrics(hold_ds, fitted[m].scores(hold_ds.X, hp.num_threads))
+        if guard is not None:
+            holdout[chosen + GUARDED] = _metrics(hold_ds, guarded_scores(
+                hold_ds.problem, fitted[chosen].scores(hold_ds.X, hp.num_threads),
+                fitted[GUARD_METHOD].scores(hold_ds.X, hp.num_threads), guard))
     from .model_store import write_model_dir
 
-    meta = _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen)
+    shipped = chosen + GUARDED if guard is not None else chosen
+    meta = _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen, shipped)
+    meta["guard"] = ({"method": GUARD_METHOD, **asdict(guard), "cv_by_threshold": guard_cv}
+                     if guard is not None else {"cv_by_threshold": guard_cv})
     booster = fitted[chosen].booster
     gain = booster.feature_importance("gain")
     top = np.argsort(-gain, kind="stable")[:20]
@@ -293,10 +338,12 @@ def train(sweeps: Sequence[str | os.PathLike], out: str | os.PathLike,
                                              for i in top if gain[i] > 0}
     check_X = np.concatenate([train_ds.X[:2000]] + ([hold_ds.X[:2000]] if hold_ds else []))
     trained = sorted(set(train_ds.rows["family"][train_ds.ok].tolist()))
-    return write_model_dir(out, booster, chosen, ds.device, meta, check_X, trained)
+    guard_model = (fitted[GUARD_METHOD].booster, guard) if guard is not None else None
+    return write_model_dir(out, booster, chosen, ds.device, meta, check_X, trained,
+                           guard=guard_model)
 
 
-def _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen) -> dict:
+def _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen, shipped) -> dict:
     import lightgbm
 
     sets = sorted(set(ds.rows["set"].tolist()))
@@ -315,10 +362,11 @@ def _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen) -> di
         },
         "hyperparameters": asdict(hp),
         "methods": {m: asdict(METHODS[m]) for m in methods},
-        "metrics": {"cv": cv[chosen], "holdout": holdout[chosen] if holdout else None},
+        "metrics": {"cv": cv[shipped], "holdout": holdout[shipped] if holdout else None},
         "cv": cv,
         "holdout": holdout,
         "chosen_method": chosen,
+        "shipped": shipped,
         "lightgbm_version": lightgbm.__version__,
         "families_known": list(FAMILY_NAMES),
         "n_features": len(FEATURE_NAMES),

@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     meta = train(sweeps, args.out, holdout_sets=args.holdout_sets, methods=args.methods,
                  hp=hp, folds=args.folds, log=log)
     print(format_summary(meta))
-    print(f"wrote {args.out} (model {meta['identity']}, method {meta['chosen_method']})")
+    print(f"wrote {args.out} (model {meta['identity']}, method "
+          f"{meta.get('shipped', meta['chosen_method'])})")
     return 0
 
 
@@ -69,7 +70,7 @@ def format_summary(meta: dict) -> str:
         lines.append(f"{part} ({next(iter(table.values())).get('problems', 0)} problems):")
         lines.append("  " + f"{'method':<22}" + "".join(f"{c[:18]:>19}" for c in _SHOWN))
         for method, m in table.items():
-            mark = "*" if method == meta["chosen_method"] else " "
+            mark = "*" if method == meta.get("shipped", meta["chosen_method"]) else " "
             cells = "".join(f"{m[c]:>19.3f}" if c in m else f"{'-':>19}" for c in _SHOWN)
             lines.append(f"{mark} {method:<22}{cells}")
     return "\n".join(lines)

@@ -140,7 +140,7 @@ def read_model_meta(model_dir: str | os.PathLike) -> dict:
 # -- chooser scores (lower = preferred), one per row of ds ------------------------------
 
 def model_scores(model: LoadedModel, ds: Dataset) -> np.ndarray:
-    return model.predict(ds.X)
+    return model.row_scores(ds.X, ds.problem)
 
 
 def _problem_slices(ds: Dataset) -> list[np.ndarray]:
@@ -378,7 +378,8 @@ def model_identity(model: LoadedModel, meta: dict) -> dict:
             "created": meta.get("created"), "data_sha256": data.get("sha256"),
             "train_sets": sorted(set(data.get("sets") or []) - set(data.get("holdout_sets")
                                                                      or [])),
-            "holdout_sets": data.get("holdout_sets") or []}
+            "holdout_sets": data.get("holdout_sets") or [],
+            "guard": model.schema.get("guard")}
 
 
 def chooser_scores(oracle: Oracle, model: LoadedModel, model_dir: Path, meta: dict,

@@ -54,12 +54,21 @@ def _sidecar_lines(sidecars: list[dict]) -> list[str]:
 
 
 def model_lines(m: dict) -> list[str]:
-    return [f"- model `{m['path']}`: identity **{m['identity']}** (sha256 of model.txt), "
-            f"method {m['method']} ({m['score_unit']}), trained on {m['trained_on']}, "
-            f"created {m.get('created') or '-'}",
-            f"- model training sets: {', '.join(m['train_sets']) or '-'}; holdout sets: "
-            f"{', '.join(m['holdout_sets']) or '-'}; training data sha256 "
-            f"{(m.get('data_sha256') or '-')[:12]}"]
+    g = m.get("guard")
+    hashed = ("hash of model.txt, guard.txt and the guard's settings" if g
+              else "sha256 of model.txt")
+    lines = [f"- model `{m['path']}`: identity **{m['identity']}** ({hashed}), "
+             f"method {m['method']} ({m['score_unit']}), trained on {m['trained_on']}, "
+             f"created {m.get('created') or '-'}",
+             f"- model training sets: {', '.join(m['train_sets']) or '-'}; holdout sets: "
+             f"{', '.join(m['holdout_sets']) or '-'}; training data sha256 "
+             f"{(m.get('data_sha256') or '-')[:12]}"]
+    if g:
+        lines.append(f"- guard ({g['method']}, guard.txt): among the ranker's top {g['top_k']}, "
+                     f"a candidate predicted over exp({g['max_log_slowdown']}) = "
+                     f"{math.exp(g['max_log_slowdown']):.2f}x slower than the best of them "
+                     "goes last (heuristics/guard.py)")
+    return lines
 
 
 def header_lines(h: dict) -> list[str]:

@@ -10,7 +10,6 @@ problem sets in ``NETWORK_SETS`` add their batch sizes. Transposed convs
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
