@@ -98,11 +98,13 @@ def bench(model: LoadedModel, device, repeat: int = 3, stress: int = 200,
     many = (cands * (stress // len(cands) + 1))[:stress]
     stress_ms = [_best_of(lambda: model.rank(geom, many, device), repeat) for _ in range(20)]
     ens = model.ensemble
+    guard = (f", guard {model.guard.n_trees} trees on the top {model.guard_params.top_k}"
+             if model.guard is not None else "")
     print(f"model {model.identity} ({model.method}, {ens.n_trees} trees, depth <= "
-          f"{ens.max_depth}) on {device.name}; {len(counts)} geometries, candidates "
+          f"{ens.max_depth}{guard}) on {device.name}; {len(counts)} geometries, candidates "
           f"median {int(np.median(counts))} max {max(counts)}; best of {repeat} runs each")
     for stage, ms in times.items():
-        label = {"decision": "cold decision (features + model + sort)",
+        label = {"decision": "cold decision (features + model + guard + sort)",
                  "enumerate": "registry.candidates (not part of the model)",
                  "model": "model: numpy tree_model",
                  "lightgbm": "model: lightgbm Booster.predict (1 thread)"}.get(stage, stage)
