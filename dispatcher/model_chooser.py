@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from ..kernels.base import Candidate
@@ -30,7 +31,7 @@ class ModelChooser:
     def choose(self, geom: ConvGeometry, cands: list[Candidate], device: DeviceSpec) -> Decision:
         if not cands:
             raise RuntimeError(f"no kernel family supports {geom.describe()}")
-        ranked = self.model.rank(geom, cands, device)
+        ranked, vetoed = self.model.rank_with_vetoes(geom, cands, device)
         best, score = ranked[0]
         if score == float("inf"):
             # No candidate belongs to a family the model was trained on.
@@ -42,6 +43,12 @@ class ModelChooser:
         gpu = getattr(self.model, "gpu", "?")
         reason = (f"model {self.model.identity} (trained on {gpu}) ranks it first of "
                   f"{len(ranked)} feasible candidates")
+        if vetoed:
+            names = ", ".join(c.id for c in vetoed)
+            reason += (f"; its guard moved {len(vetoed)} of the ranker's top "
+                       f"{self.model.guard_params.top_k} back as predicted over "
+                       f"{math.exp(self.model.guard_params.max_log_slowdown):.2g}x slower: "
+                       f"{names}")
         return Decision(best, reason, self.name, tuple(ranked), model=self.model.identity,
                         score_unit=getattr(self.model, "score_unit", "model score"))
 

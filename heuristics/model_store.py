@@ -105,25 +105,33 @@ class LoadedModel:
         never seen it, so its prediction would be a guess. With a guard, the
         ranker's top candidates that it vetoes come last (heuristics/guard.py).
         """
+        return self.rank_with_vetoes(geom, candidates, device)[0]
+
+    def rank_with_vetoes(self, geom: ConvGeometry, candidates: Sequence[Candidate],
+                         device: DeviceSpec
+                         ) -> tuple[list[tuple[Candidate, float]], list[Candidate]]:
+        """``rank``'s list and the candidates the guard moved back (ranker order)."""
         cands = list(candidates)
         if not cands:
-            return []
+            return [], []
         X = feature_matrix(geom, cands, device)
         scores = self.predict(X)
         fams = self.families
         if any(c.family not in fams for c in cands):
             scores[[c.family not in fams for c in cands]] = np.inf
+        vetoed_list: list[Candidate] = []
         if self.guard is not None and len(cands) > 1:
             top = np.argsort(scores, kind="stable")[:self.guard_params.top_k]
             top = top[np.isfinite(scores[top])]
             vetoed = np.zeros(len(cands), dtype=bool)
             vetoed[top] = vetoed_in_top(self.guard.predict(X[top]), self.guard_params)
+            vetoed_list = [cands[i] for i in top if vetoed[i]]
             scores = demote(scores, vetoed)
         order = np.argsort(scores, kind="stable")
         s = scores[order]
         if len(s) > 1 and (s[1:] == s[:-1]).any():  # rare: only then build the ids
             order = sorted(range(len(cands)), key=lambda i: (scores[i], cands[i].id))
-        return [(cands[i], float(scores[i])) for i in order]
+        return [(cands[i], float(scores[i])) for i in order], vetoed_list
 
 
 def _read_json(path: Path) -> dict:

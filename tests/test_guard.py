@@ -188,3 +188,16 @@ def test_choose_guard_takes_a_threshold_only_when_it_helps(dataset):
     # A regression ranker gets none.
     assert T.choose_guard(ds, {"lgbm_regression": rank, "lgbm_regression_rel": slowdown},
                           "lgbm_regression", log=lambda _m: None) == (None, {})
+
+
+def test_explain_names_what_the_guard_moved_back(guarded):
+    from convdispatch.dispatcher.model_chooser import ModelChooser
+
+    chooser = ModelChooser.load(guarded)
+    cands = registry.candidates(GEOM, H100)
+    decision = chooser.choose(GEOM, cands, H100)
+    assert decision.candidate.family != SLOW
+    assert "its guard moved" in decision.reason and f"{SLOW}:" in decision.reason
+    ranked, vetoed = chooser.model.rank_with_vetoes(GEOM, cands, H100)
+    assert ranked == chooser.model.rank(GEOM, cands, H100)
+    assert vetoed and all(c.family == SLOW for c in vetoed)
