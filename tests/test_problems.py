@@ -86,6 +86,22 @@ def test_resnext_is_grouped():
     assert {x.c for x in convs} == {128, 256, 512, 1024}
 
 
+def test_regnet_stages_match_the_published_widths():
+    # RegNetX-400MF / RegNetY-400MF (Radosavovic et al. 2020; torchvision): stage widths,
+    # depths, group width. The full walk is checked against torchvision's modules in
+    # test_set_tables_match_torchvision where torchvision imports (the GPU image).
+    assert networks.regnet_stages(*networks.REGNETS["regnet_x_400mf"][:5]) == \
+        [(32, 1, 16), (64, 2, 16), (160, 7, 16), (400, 12, 16)]
+    assert networks.regnet_stages(*networks.REGNETS["regnet_y_400mf"][:5]) == \
+        [(48, 1, 8), (104, 3, 8), (208, 6, 8), (440, 6, 8)]
+    grouped = [p.geom for p in load_set("regnet") if p.geom.g > 1 and p.geom.n == 1]
+    assert {x.cg for x in grouped} == {8, 16} and all(x.r == 3 for x in grouped)
+    # One block a stage has the stride; RegNetY's squeeze-excitation convs see a 1x1 map.
+    layers = networks.regnet()
+    assert sum(x.count for x in layers if x.name.endswith("f.b.0")) == 22 + 16
+    assert all(x.geom.h == x.geom.w == 1 for x in layers if ".f.se." in x.name)
+
+
 def test_mobilenet_v2_depthwise_and_pointwise():
     problems = [p for p in load_set("mobilenet_v2") if p.geom.n == 1]
     dw = [p for p in problems if p.geom.is_depthwise]
