@@ -201,3 +201,30 @@ def test_explain_names_what_the_guard_moved_back(guarded):
     ranked, vetoed = chooser.model.rank_with_vetoes(GEOM, cands, H100)
     assert ranked == chooser.model.rank(GEOM, cands, H100)
     assert vetoed and all(c.family == SLOW for c in vetoed)
+
+
+def test_train_ships_the_guard_it_chooses(tmp_path, monkeypatch):
+    sweep = tmp_path / "s.csv"
+    synthetic_sweep(n_problems=14, seed=4, fail_rate=0.0).to_csv(sweep, index=False)
+    sets = sorted(set(synthetic_sweep(n_problems=14, seed=4)["set"]))
+    chosen = GuardParams(max_log_slowdown=0.5)
+    seen = {}
+
+    def fake_choose(ds, oof, method, log=print):
+        seen.update(oof)
+        return chosen, {"0.5": {"efficiency_geomean": 1.0}}
+
+    monkeypatch.setattr(T, "choose_guard", fake_choose)
+    hp = T.HyperParams(n_estimators=8, num_leaves=7, min_data_in_leaf=3, num_threads=1)
+    meta = T.train([sweep], tmp_path / "m", holdout_sets=sets[:1],
+                   methods=["lgbm_lambdarank", "lgbm_regression_rel"], hp=hp, folds=2,
+                   log=lambda _m: None)
+    # choose_guard sees out-of-fold scores of the ranker and of the guard method.
+    assert seen["lgbm_regression_rel"].shape == seen["lgbm_lambdarank"].shape
+    assert meta["shipped"] == "lgbm_lambdarank+guard"
+    assert meta["guard"]["max_log_slowdown"] == 0.5
+    assert meta["guard"]["hyperparameters"]["n_estimators"] == 2
+    assert "lgbm_lambdarank+guard" in meta["holdout"]
+    m = load_model(tmp_path / "m")
+    assert m.guard is not None and m.guard_params == chosen and m.guard.n_trees <= 2
+    assert meta["identity"] == m.identity != m.sha256[:12]
