@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 GUARD_METHOD = "lgbm_regression_rel"
 TOP_K = 5
@@ -37,15 +36,23 @@ class GuardParams:
             raise ValueError(f"{where}: max_log_slowdown must be a positive number, got {t!r}")
 
 
-def demote(scores: np.ndarray, vetoed: np.ndarray) -> np.ndarray:
+def demote(scores: np.ndarray, vetoed: np.ndarray,
+           group: np.ndarray | None = None) -> np.ndarray:
     """``scores`` (lower first) with the rows ``vetoed`` (bool) moved behind every other
-    row, their own order kept."""
+    row of their ``group`` (default: one group), their own order kept."""
     out = np.asarray(scores, dtype=np.float64).copy()
     if not vetoed.any():
         return out
-    finite = out[np.isfinite(out)]
-    lo, hi = (finite.min(), finite.max()) if len(finite) else (0.0, 0.0)
-    out[vetoed] = hi + 1.0 + (out[vetoed] - lo)
+    grp = np.zeros(len(out), dtype=np.intp) if group is None else group
+    finite = np.isfinite(out)
+    n = int(grp.max()) + 1
+    lo, hi = np.full(n, np.inf), np.full(n, -np.inf)
+    np.minimum.at(lo, grp[finite], out[finite])
+    np.maximum.at(hi, grp[finite], out[finite])
+    none = ~np.isfinite(lo)  # a group without finite scores: offsets from 0
+    lo[none], hi[none] = 0.0, 0.0
+    g = grp[vetoed]
+    out[vetoed] = hi[g] + 1.0 + (out[vetoed] - lo[g])
     return out
 
 
@@ -58,15 +65,19 @@ def vetoed_in_top(top_pred: np.ndarray, params: GuardParams) -> np.ndarray:
 def guarded_scores(problem: np.ndarray, scores: np.ndarray, guard_pred: np.ndarray,
                    params: GuardParams) -> np.ndarray:
     """Per-row scores of many problems at once (training and reports): ``guard_pred`` is
-    the guard's prediction for every row; only each problem's top-k rows use it."""
+    the guard's prediction for every row; only each problem's top-k rows use it (equal
+    scores in row order, as dispatch takes candidates in list order)."""
     scores = np.asarray(scores, dtype=np.float64)
-    frame = pd.DataFrame({"p": problem, "s": scores, "g": guard_pred})
-    pos = frame.groupby("p")["s"].rank(method="first").to_numpy()
-    top = pos <= params.top_k
-    best = pd.Series(np.where(top, guard_pred, np.inf)).groupby(problem).transform("min")
-    vetoed = top & (guard_pred - best.to_numpy() > params.max_log_slowdown)
-    out = scores.copy()
-    for p in np.unique(problem[vetoed]):
-        rows = problem == p
-        out[rows] = demote(scores[rows], vetoed[rows])
-    return out
+    if len(scores) == 0:
+        return scores.copy()
+    grp = np.unique(problem, return_inverse=True)[1].ravel()
+    order = np.lexsort((scores, grp))  # stable: equal scores keep their row order
+    g = grp[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    top = np.zeros(len(scores), dtype=bool)
+    top[order] = pos < params.top_k
+    best = np.full(int(grp.max()) + 1, np.inf)
+    np.minimum.at(best, grp[top], guard_pred[top])
+    vetoed = top & (guard_pred - best[grp] > params.max_log_slowdown)
+    return demote(scores, vetoed, grp)
