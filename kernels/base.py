@@ -204,3 +204,10 @@ def next_pow2(x: int) -> int:
 def tile_fits(block: int, extent: int, floor: int = 16) -> bool:
     """A tile is worth trying when it is at most twice the (rounded) extent."""
     return block <= max(floor, next_pow2(extent))
+
+
+def channel_tile_too_wide(geom, block_n: int, floor: int = 16) -> str | None:
+    """Why a BLOCK_N tile of output channels is not worth trying (``tile_fits``), or None."""
+    if tile_fits(block_n, geom.k, floor):
+        return None
+    return f"BLOCK_N={block_n} exceeds the {geom.k} output channels"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .base import Config, ConvCall, KernelFamily, tile_fits
+from .base import Config, ConvCall, KernelFamily, channel_tile_too_wide
 from .common import (
     cdiv,
     needs_int64,
@@ -124,9 +124,8 @@ class DepthwiseFamily(KernelFamily):
         return None
 
     def config_ok(self, geom, cfg, device) -> str | None:
-        if not tile_fits(cfg["BLOCK_N"], geom.k, 16):
-            return f"BLOCK_N={cfg['BLOCK_N']} exceeds the {geom.k} output channels"
-        return pixel_block_fits(geom, cfg, 8, 1)
+        return (channel_tile_too_wide(geom, cfg["BLOCK_N"])
+                or pixel_block_fits(geom, cfg, 8, 1))
 
     def launch(self, call: ConvCall, cfg: Config) -> None:
         g = call.geom

@@ -19,7 +19,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .base import Config, ConvCall, KernelFamily, next_pow2, tile_fits
+from .base import Config, ConvCall, KernelFamily, channel_tile_too_wide, next_pow2, tile_fits
 from .common import cdiv, needs_int64, out_args, split_rows, store_tile, strides5, tap_rows
 from .launcher import launch_kernel
 
@@ -180,8 +180,9 @@ class GroupedDirectFamily(KernelFamily):
         why = self.hard_ok(geom, cfg, device)
         if why:
             return why
-        if not tile_fits(cfg["BLOCK_N"], geom.k, 16):
-            return f"BLOCK_N={cfg['BLOCK_N']} exceeds the {geom.k} output channels"
+        why = channel_tile_too_wide(geom, cfg["BLOCK_N"])
+        if why:
+            return why
         if not tile_fits(cfg["BLOCK_M"], geom.gemm_m, 8):
             return f"BLOCK_M={cfg['BLOCK_M']} exceeds the {geom.gemm_m} output pixels"
         return None

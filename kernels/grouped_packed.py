@@ -24,7 +24,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .base import Config, ConvCall, KernelFamily, next_pow2, tile_fits
+from .base import Config, ConvCall, KernelFamily, channel_tile_too_wide, next_pow2, tile_fits
 from .common import (
     cdiv,
     dot_precision,
@@ -126,6 +126,13 @@ def groups_per_tile(geom, block_n: int) -> int:
     return min(block_n // geom.kg, geom.g)
 
 
+def no_whole_group(geom, block_n: int) -> str | None:
+    """Why BLOCK_N output channels hold no whole group (None when they hold one)."""
+    if groups_per_tile(geom, block_n) < 1:
+        return f"BLOCK_N={block_n} holds no whole group of {geom.kg} channels"
+    return None
+
+
 def idle_tile(geom, block_n: int) -> str | None:
     """Why a packed tile of BLOCK_N output channels leaves over a quarter of its columns
     without a group (None when it does not)."""
@@ -218,9 +225,7 @@ class GroupedPackedFamily(KernelFamily):
         return gemm_smem(geom, cfg)
 
     def hard_ok(self, geom, cfg: Config, device) -> str | None:
-        if groups_per_tile(geom, cfg["BLOCK_N"]) < 1:
-            return f"BLOCK_N={cfg['BLOCK_N']} holds no whole group of {geom.kg} channels"
-        return super().hard_ok(geom, cfg, device)
+        return no_whole_group(geom, cfg["BLOCK_N"]) or super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg: Config, device) -> str | None:
         bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
@@ -231,9 +236,7 @@ class GroupedPackedFamily(KernelFamily):
         _, oh, ow = geom.out_spatial
         if tw and (tw > max(8, next_pow2(ow)) or bm // tw > max(8, next_pow2(oh))):
             return f"a {bm // tw}x{tw} pixel block exceeds the {oh}x{ow} output"
-        if not tile_fits(bn, geom.k, 16):
-            return f"BLOCK_N={bn} exceeds the {geom.k} output channels"
-        idle = idle_tile(geom, bn)
+        idle = channel_tile_too_wide(geom, bn) or idle_tile(geom, bn)
         if idle:
             return idle
         if gpt > MAX_PACK:

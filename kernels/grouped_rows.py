@@ -21,7 +21,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .base import Config, ConvCall, KernelFamily, next_pow2, tile_fits
+from .base import Config, ConvCall, KernelFamily, channel_tile_too_wide, next_pow2
 from .common import (
     cdiv,
     dot_precision,
@@ -34,7 +34,7 @@ from .common import (
     tap_columns,
     upcast_dot,
 )
-from .grouped_packed import groups_per_tile, idle_tile
+from .grouped_packed import groups_per_tile, idle_tile, no_whole_group
 from .launcher import launch_kernel
 
 _RUNTIME_INTS = ["H", "W", "OH", "OW", "TILES_H", "TILES_W", "stw", "pdh", "pdw", "dlw"]
@@ -156,19 +156,18 @@ class GroupedRowsFamily(KernelFamily):
         return None
 
     def hard_ok(self, geom, cfg, device) -> str | None:
+        why = no_whole_group(geom, cfg["BLOCK_N"])
+        if why:
+            return why
         gpt = groups_per_tile(geom, cfg["BLOCK_N"])
-        if gpt < 1:
-            return f"BLOCK_N={cfg['BLOCK_N']} holds no whole group of {geom.kg} channels"
         if gpt * geom.cg > MAX_RUN:
             return f"{gpt} groups of {geom.cg} channels exceed a {MAX_RUN}-channel run"
         return rows_limit(geom, cfg, MAX_ROW_LOADS) or super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg, device) -> str | None:
         bn = cfg["BLOCK_N"]
-        if not tile_fits(bn, geom.k, 16):
-            return f"BLOCK_N={bn} exceeds the {geom.k} output channels"
-        return (idle_tile(geom, bn) or pixel_block_fits(geom, cfg, 16, 2)
-                or self.hard_ok(geom, cfg, device))
+        return (channel_tile_too_wide(geom, bn) or idle_tile(geom, bn)
+                or pixel_block_fits(geom, cfg, 16, 2) or self.hard_ok(geom, cfg, device))
 
     def launch(self, call: ConvCall, cfg: Config) -> None:
         g = call.geom

@@ -11,7 +11,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .base import Config, ConvCall, KernelFamily, tile_fits
+from .base import Config, ConvCall, KernelFamily, channel_tile_too_wide, tile_fits
 from .common import (
     cdiv,
     dot_precision,
@@ -119,8 +119,9 @@ class StemFamily(KernelFamily):
         return max(cfg["num_stages"] - 1, 1) * per_stage
 
     def config_ok(self, geom, cfg, device) -> str | None:
-        if not tile_fits(cfg["BLOCK_N"], geom.k, 32):
-            return f"BLOCK_N={cfg['BLOCK_N']} exceeds the {geom.k} output channels"
+        why = channel_tile_too_wide(geom, cfg["BLOCK_N"], 32)
+        if why:
+            return why
         if not tile_fits(cfg["BLOCK_K"], geom.gemm_k, 16):
             return f"BLOCK_K={cfg['BLOCK_K']} exceeds the reduction of {geom.gemm_k}"
         if not tile_fits(cfg["BLOCK_M"], geom.gemm_m, 64):
