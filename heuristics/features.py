@@ -23,10 +23,11 @@ from ..kernels.grad_common import forward_gemm_view
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
-                    "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows")
+                    "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
+                    "depthwise_span")
 GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise",
                  "wgrad_gemm", "wgrad_packed", "wgrad_direct")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
@@ -40,11 +41,12 @@ FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
 # TILE_W knob makes the BLOCK_M pixels a TILE_H x TILE_W block, else a flat run);
 # packed: one program covers GPT = min(BLOCK_N // K/g, g) whole groups, its
 # reduction runs over their GPT * C/g channels (block-diagonal weight tile); without a
-# BLOCK_K knob (grouped_rows: one dot over the whole run) a step is one channel.
+# BLOCK_K knob (grouped_rows: one dot over the whole run) a step is one channel;
+# span: FMA over BLOCK_M output rows x BLOCK_N elements of the (column, channel) row.
 FAMILY_KIND = {"implicit_gemm": "gemm", "pointwise": "gemm", "grouped_gemm": "gemm",
                "splitk": "gemm", "stem": "flat", "grouped_direct": "direct",
                "grouped_packed": "packed", "grouped_rows": "packed", "depthwise": "direct",
-               "depthwise_rows": "direct",
+               "depthwise_rows": "direct", "depthwise_span": "span",
                **dict.fromkeys(GRAD_FAMILIES, "grad")}
 # grad: the tile counts, waves and waste come from the family's launch grid
 # (GradFamily.grid, kernels/grad_common.py GradGrid).
@@ -79,11 +81,11 @@ FEATURE_NAMES: tuple[str, ...] = (
 N_FEATURES = len(FEATURE_NAMES)
 _N_GEOM = len(_GEOM_NAMES)
 _N_FAM = len(FAMILY_NAMES)
-_KINDS = ("gemm", "flat", "direct", "packed", "grad")
+_KINDS = ("gemm", "flat", "direct", "packed", "grad", "span")
 # Knobs the formulas below divide by, per kind: a config without them is malformed.
 _REQUIRED = {"gemm": ("BLOCK_M", "BLOCK_N", "BLOCK_K"), "flat": ("BLOCK_M", "BLOCK_N", "BLOCK_K"),
              "direct": ("BLOCK_M", "BLOCK_N"), "packed": ("BLOCK_M", "BLOCK_N"),
-             "grad": ("BLOCK_M", "BLOCK_N")}
+             "grad": ("BLOCK_M", "BLOCK_N"), "span": ("BLOCK_M", "BLOCK_N")}
 
 
 def _log2(x: float) -> float:
@@ -122,8 +124,8 @@ def geometry_vector(geom: ConvGeometry, device: DeviceSpec) -> np.ndarray:
 
 
 # Columns of ``candidate_table``: one-hot, knobs, then what does not depend on the
-# geometry: kind flags (gemm, flat, direct, packed, grad), BLOCK_K of the reduction
-# (1 for direct and for the gradient FMA families), tile_mn, tile_intensity,
+# geometry: kind flags (gemm, flat, direct, packed, grad, span), BLOCK_K of the
+# reduction (1 for the FMA families), tile_mn, tile_intensity,
 # acc_per_thread.
 _N_KNOB = len(_KNOB_NAMES)
 _T_KNOB = _N_FAM
@@ -149,7 +151,7 @@ def _candidate_row(family: str, config: Config) -> tuple[float, ...]:
     flags = tuple(float(kind == k) for k in _KINDS)
     bm, bn, bk, warps = (float(cfg.get(k, 0)) for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K",
                                                           "num_warps"))
-    bk_eff = 1.0 if kind == "direct" else max(bk, 1.0)  # grad: BLOCK_K or 1 (FMA)
+    bk_eff = 1.0 if kind in ("direct", "span") else max(bk, 1.0)  # grad: BLOCK_K or 1 (FMA)
     extra = (bk_eff, bm * bn, bm * bn / (bm + bn), bm * bn / (32.0 * max(warps, 1.0)))
     return (*onehot, *knobs, *flags, *extra)
 
@@ -212,7 +214,7 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     d = _N_GEOM + _N_FAM + _N_KNOB
     out[:, _N_GEOM:d] = tab[:, :_T_KIND]
     bm, bn, bk, _, split, _, stages, tile_w = tab[:, _T_KNOB:_T_KIND].T
-    gemm, flat, direct, packed, grad = tab[:, _T_KIND:_T_EXTRA].T
+    gemm, flat, direct, packed, grad, span = tab[:, _T_KIND:_T_EXTRA].T
     bk_eff, tile_mn, tile_int, acc = tab[:, _T_EXTRA:].T
 
     # Per-kind sizes as blends of 0/1 flags (one pass each, no branches).
@@ -235,6 +237,17 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     tw = np.where(tiled, tile_w, np.minimum(bm, ow))
     th = np.where(tiled, bm / np.maximum(tile_w, 1.0), np.ceil(bm / ow))
     tiles_m = np.where(tiled, geom.n * od * np.ceil(oh / th) * np.ceil(ow / tw), np.ceil(m / bm))
+    # span: BLOCK_M rows x BLOCK_N / K pixels (all channels); as pixel tiles, with every
+    # channel in one "channel tile" of BLOCK_N / (pixels a span) = K.
+    if span.any():
+        kf = float(max(geom.k, 1))
+        spans = np.ceil(ow * kf / np.maximum(bn, 1.0))
+        tw = np.where(span > 0, np.maximum(bn / kf, 1.0), tw)
+        th = np.where(span > 0, bm, th)
+        tiles_m = np.where(span > 0, geom.n * od * np.ceil(oh / np.maximum(bm, 1.0)) * spans,
+                           tiles_m)
+        bm = np.where(span > 0, bm * bn / kf, bm)
+        bn = np.where(span > 0, kf, bn)
     # Input pixels a program reads per output pixel it writes (halo of the filter window).
     (_, st_h, st_w), (_, dl_h, dl_w) = geom.stride, geom.dilation
     span_h = (th - 1) * st_h + (geom.r - 1) * dl_h + 1

@@ -30,6 +30,8 @@ _DIRECT_TILES = ((16, 64, 2), (32, 32, 2), (64, 64, 4), (128, 32, 4))
 _DEPTHWISE_TILES = ((1, 32, 32, 2), (4, 8, 32, 2), (8, 8, 64, 4), (4, 16, 64, 8))
 # (ROWS, TILE_W, BLOCK_N, num_warps) of depthwise_rows.
 _DEPTHWISE_ROWS_TILES = ((4, 8, 64, 4), (8, 8, 32, 2), (2, 16, 32, 4), (16, 8, 64, 4))
+# (ROWS, span, num_warps) of depthwise_span.
+_DEPTHWISE_SPAN_TILES = ((4, 128, 1), (4, 512, 4), (8, 256, 2), (2, 1024, 8))
 # (ROWS, TILE_W, BLOCK_N, num_warps) of grouped_rows.
 _GROUPED_ROWS_TILES = ((4, 16, 16, 2), (4, 16, 32, 4), (8, 32, 16, 4))
 _PACKED_TILES = ((64, 32, 32, 4, 3), (128, 64, 32, 4, 3), (128, 64, 64, 8, 3),
@@ -66,6 +68,10 @@ def builtin_candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate
             out += [Candidate("depthwise_rows", Config(BLOCK_M=th * tw, TILE_W=tw, BLOCK_N=bn,
                                                        num_warps=wp, num_stages=1))
                     for th, tw, bn, wp in _DEPTHWISE_ROWS_TILES]
+            if geom.layout == "channels_last":
+                out += [Candidate("depthwise_span", Config(BLOCK_M=rows, BLOCK_N=span,
+                                                           num_warps=wp, num_stages=1))
+                        for rows, span, wp in _DEPTHWISE_SPAN_TILES]
         if geom.cg <= 16:
             out += [Candidate("grouped_direct", Config(BLOCK_M=bm, BLOCK_N=bn, num_warps=wp,
                                                        num_stages=1))
@@ -104,6 +110,13 @@ def synthetic_latency_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec
         waves = math.ceil(programs / sms)
         per_prog = cfg["BLOCK_M"] * cfg["BLOCK_N"] * geom.gemm_k * 2 / (4.0e5 * cfg["num_warps"])
         return 3.0 + max(waves * per_prog, mem_us * traffic)
+    if cand.family == "depthwise_span":  # BLOCK_M rows x BLOCK_N (column, channel) values
+        _, oh, ow = geom.out_spatial
+        rows, span = cfg["BLOCK_M"], cfg["BLOCK_N"]
+        programs = geom.n * math.ceil(oh / rows) * math.ceil(ow * geom.k / span)
+        traffic = 1.0 + 0.2 * (geom.r - 1) / rows
+        per_prog = rows * span * geom.gemm_k * 2 / (4.0e5 * cfg["num_warps"])
+        return 3.0 + max(math.ceil(programs / sms) * per_prog, mem_us * traffic)
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("BLOCK_K", 16)
     split = cfg.get("SPLIT_K", 1)
     if cand.family == "stem":

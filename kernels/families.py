@@ -5,6 +5,7 @@ from __future__ import annotations
 from .base import KernelFamily
 from .depthwise import DepthwiseFamily
 from .depthwise_rows import DepthwiseRowsFamily
+from .depthwise_span import DepthwiseSpanFamily
 from .dgrad_gemm import DgradGemmFamily
 from .grad_direct import DgradDepthwiseFamily, DgradDirectFamily, WgradDirectFamily
 from .grad_packed import DgradPackedFamily, WgradPackedFamily
@@ -26,6 +27,7 @@ FAMILIES: list[KernelFamily] = [
     GroupedRowsFamily(),
     DepthwiseFamily(),
     DepthwiseRowsFamily(),
+    DepthwiseSpanFamily(),
     GroupedDirectFamily(),
     StemFamily(),
     SplitKFamily(),

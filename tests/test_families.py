@@ -60,6 +60,13 @@ CASES = [
                          pad=(0, 2, 1))),
     ("depthwise_rows", G(n=1, c=16, k=16, g=16, h=11, w=9, r=3, s=2, stride=(1, 3, 2),
                          dilation=(1, 1, 2), pad=(0, 2, 1))),
+    ("depthwise_span", G(n=2, c=24, k=24, g=24, h=9, w=11, r=3, s=3, pad=(0, 1, 1))),
+    ("depthwise_span", G(n=1, c=12, k=24, g=12, h=9, w=7, r=5, s=5, stride=(1, 2, 2),
+                         pad=(0, 2, 2))),  # multiplier 2, 24 channels: spans cross pixels
+    ("depthwise_span", G(n=2, c=20, k=20, g=20, h=10, w=8, r=3, s=3, dilation=(1, 2, 1),
+                         pad=(0, 2, 1))),
+    ("depthwise_span", G(n=1, c=18, k=18, g=18, h=11, w=9, r=3, s=2, stride=(1, 3, 2),
+                         dilation=(1, 1, 2), pad=(0, 2, 1))),
     ("stem", G(n=1, c=3, k=32, h=15, w=15, r=7, s=7, stride=(1, 2, 2), pad=(0, 3, 3))),
     ("stem", G(n=2, c=4, k=16, h=8, w=8, r=3, s=3, pad=(0, 1, 1), layout="contiguous")),
     ("stem", G(n=1, c=3, k=16, d=4, h=8, w=8, t=3, r=7, s=7, stride=(1, 2, 2),
@@ -130,6 +137,8 @@ TINY = {
                      for g in (4, 8, 16) for h in (8, 16, 32)],
     "depthwise_rows": [G(n=1, c=k, k=k, g=k, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
                        for k in (16, 32, 64, 128) for h in (4, 8, 16, 32)],
+    "depthwise_span": [G(n=1, c=k, k=k, g=k, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
+                       for k in (24, 144) for h in (4, 8, 16)],
     "stem": [G(n=1, c=3, k=k, h=h, w=h, r=r, s=r, pad=(0, 1, 1))
              for k in (32, 64, 128) for h in (6, 16) for r in (3, 5)],
     "splitk": [G(n=1, c=c, k=k, h=h, w=h, r=3, s=3, pad=(0, 1, 1))
@@ -201,6 +210,7 @@ def test_families_have_configs_and_rules():
 def test_int64_offsets_path_is_correct(monkeypatch):
     import convdispatch.kernels.depthwise as dw
     import convdispatch.kernels.depthwise_rows as dwr
+    import convdispatch.kernels.depthwise_span as dws
     import convdispatch.kernels.grouped_direct as gd
     import convdispatch.kernels.grouped_rows as gr
     import convdispatch.kernels.implicit_gemm as ig
@@ -208,11 +218,12 @@ def test_int64_offsets_path_is_correct(monkeypatch):
     import convdispatch.kernels.splitk as sk
     import convdispatch.kernels.stem as st
 
-    for mod in (common, dw, dwr, gd, gr, ig, pw, sk, st):
+    for mod in (common, dw, dwr, dws, gd, gr, ig, pw, sk, st):
         monkeypatch.setattr(mod, "needs_int64", lambda call: True)
     cases = [CASES[0], CASES[5], CASES[10], CASES[14]]
     cases += [next(c for c in CASES if c[0] == f)
-              for f in ("grouped_rows", "depthwise", "depthwise_rows", "stem", "splitk")]
+              for f in ("grouped_rows", "depthwise", "depthwise_rows", "depthwise_span", "stem",
+                        "splitk")]
     for family, geom in cases:
         _check(_first(family, geom), geom)
 

@@ -21,6 +21,8 @@ CASES = {
     "depthwise": ConvGeometry(n=8, c=144, k=144, g=144, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),
     "depthwise_rows": ConvGeometry(n=8, c=96, k=96, g=96, h=112, w=112, r=3, s=3,
                                    stride=(1, 2, 2), pad=(0, 1, 1)),
+    "depthwise_span": ConvGeometry(n=8, c=144, k=144, g=144, h=56, w=56, r=3, s=3,
+                                   pad=(0, 1, 1)),
     "grouped_packed": ConvGeometry(n=8, c=256, k=256, g=32, h=28, w=28, r=3, s=3,
                                    pad=(0, 1, 1)),
     "grouped_rows": ConvGeometry(n=8, c=128, k=128, g=32, h=56, w=56, r=3, s=3,

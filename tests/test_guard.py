@@ -221,10 +221,12 @@ def test_train_ships_the_guard_it_chooses(tmp_path, monkeypatch):
                    log=lambda _m: None)
     # choose_guard sees out-of-fold scores of the ranker and of the guard method.
     assert seen["lgbm_regression_rel"].shape == seen["lgbm_lambdarank"].shape
-    assert meta["shipped"] == "lgbm_lambdarank+guard"
+    # (Which ranker CV picks on this tiny synthetic set is not the point here.)
+    assert meta["chosen_method"] in ("lgbm_lambdarank", "lgbm_regression_rel")
+    assert meta["shipped"] == f"{meta['chosen_method']}+guard"
     assert meta["guard"]["max_log_slowdown"] == 0.5
     assert meta["guard"]["hyperparameters"]["n_estimators"] == 2
-    assert "lgbm_lambdarank+guard" in meta["holdout"]
+    assert meta["shipped"] in meta["holdout"]
     m = load_model(tmp_path / "m")
     assert m.guard is not None and m.guard_params == chosen and m.guard.n_trees <= 2
     assert meta["identity"] == m.identity != m.sha256[:12]

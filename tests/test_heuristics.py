@@ -104,6 +104,9 @@ def _programs(geom: ConvGeometry, cand: Candidate) -> int:
     """Launch grid size of each family, as its launcher computes it."""
     cdiv = lambda a, b: -(-a // b)
     c = cand.config
+    if cand.family == "depthwise_span":  # BLOCK_M rows x BLOCK_N (column, channel) values
+        od, oh, ow = geom.out_spatial
+        return geom.n * od * cdiv(oh, c["BLOCK_M"]) * cdiv(ow * geom.k, c["BLOCK_N"])
     m = cdiv(geom.gemm_m, c["BLOCK_M"])
     if "TILE_W" in c:  # 2D pixel blocks of one image and output depth
         od, oh, ow = geom.out_spatial
@@ -585,3 +588,18 @@ def test_problems_missing_a_swept_family_are_left_out_of_training():
     assert cut not in set(ds.rows["problem_id"])
     assert ds.n_problems == len(probs) - 1
     assert build_dataset(df).incomplete == []
+
+
+def test_span_features_count_the_tail_of_the_flattened_row():
+    """depthwise_span: 144 channels x 56 columns = 8064 values a row, in 8 spans of 1024
+    (1.6% padding) and no channel waste, where a 64-channel tile wastes a third."""
+    geom = ConvGeometry(n=2, c=144, k=144, g=144, h=56, w=56, r=3, s=3, pad=(0, 1, 1))
+    span = Candidate("depthwise_span", Config(BLOCK_M=4, BLOCK_N=1024, num_warps=4,
+                                              num_stages=1))
+    tile = Candidate("depthwise_rows", Config(BLOCK_M=32, TILE_W=8, BLOCK_N=64, num_warps=4,
+                                              num_stages=1))
+    X = F.feature_matrix(geom, [span, tile], H100)
+    col = {n: X[:, F.FEATURE_NAMES.index(n)] for n in ("waste_m", "waste_n", "tiles_n")}
+    assert col["waste_m"][0] == pytest.approx(8 * 1024 / 8064 - 1, rel=1e-5)
+    assert col["waste_n"][0] == 0 and col["tiles_n"][0] == 1
+    assert col["waste_n"][1] == pytest.approx(192 / 144 - 1, rel=1e-5)

@@ -462,3 +462,30 @@ def test_family_gain_compares_a_family_with_the_others_best(monkeypatch):
     assert "on 2 problems" in md and "geomean 1.225" in md and "faster on 1" in md
     with pytest.raises(ValueError, match="'stem'"):
         fg.gain_table(["x.csv"], "stem")
+
+
+def test_out_of_memory_checks_run_again_one_at_a_time():
+    """A check that ran out of GPU memory beside its neighbours is run again alone; its
+    second outcome is the one recorded, and other failures are not retried."""
+    from convdispatch.validation.backends import Outcome
+    from convdispatch.validation.sweep import retry_out_of_memory
+
+    class Pool:
+        calls = []
+
+        def run(self, tasks, parallel):
+            self.calls.append(([t[3] for t in tasks], parallel))
+            return [Outcome("ok", rel_err=0.0) for _ in tasks]
+
+    geom = ConvGeometry(n=1, c=8, k=8, h=4, w=4, r=3, s=3)
+    problem = type("P", (), {"id": "a/p/n1/float16", "geom": geom})()
+    todo = [Candidate.parse(f"depthwise_span:BLOCK_M={m};BLOCK_N=128;num_warps=1;num_stages=1")
+            for m in (2, 4, 8)]
+    oom = Outcome("runtime_error", error="OutOfMemoryError: CUDA out of memory. Tried ...")
+    bad = Outcome("runtime_error", error="RuntimeError: something else")
+    pool = Pool()
+    out = retry_out_of_memory(pool, problem, todo, [oom, bad, Outcome("ok", rel_err=0.0)])
+    assert pool.calls == [([todo[0].id], 1)]
+    assert [o.status for o in out] == ["ok", "runtime_error", "ok"]
+    assert retry_out_of_memory(pool, problem, todo[1:], [bad, bad]) == [bad, bad]
+    assert len(pool.calls) == 1

@@ -163,6 +163,22 @@ def check_families(names: Sequence[str], direction: str) -> list[str]:
     return list(names)
 
 
+def retry_out_of_memory(checker, problem, todo: list[Candidate], first: list) -> list:
+    """Checks that ran out of GPU memory, run again one at a time: with many workers each
+    holding a large problem's tensors, the memory ran out for the candidate's neighbours
+    (H100, batch 256), not for the candidate. A second failure stands."""
+    oom = [k for k, o in enumerate(first) if o.status == "runtime_error"
+           and "out of memory" in o.error]
+    if not oom:
+        return first
+    again = checker.run([("check", problem.id, problem.geom, todo[k].id) for k in oom],
+                        parallel=1)
+    out = list(first)
+    for k, o in zip(oom, again):
+        out[k] = o
+    return out
+
+
 def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
               shard: tuple[int, int] = (0, 1), jobs: int = 1,
               dtypes: Sequence[str] | None = None, limit_candidates: int | None = None,
@@ -252,6 +268,7 @@ def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
             t0 = time.monotonic()
             par = min(jobs, backend.max_parallel(p.geom) or jobs)
             first = checker.run([("check", p.id, p.geom, c.id) for c in todo], parallel=par)
+            first = retry_out_of_memory(checker, p, todo, first)
             t1 = time.monotonic()
             ok = [k for k, o in enumerate(first) if o.status == "ok"]
             tasks = [("time", p.id, p.geom, todo[k].id) for k in ok]

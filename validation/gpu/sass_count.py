@@ -4,6 +4,7 @@ compiled here (no GPU).
     python3 validation/gpu/sass_count.py depthwise TILE_H TILE_W BLOCK_N NUM_WARPS
     python3 validation/gpu/sass_count.py depthwise_rows ROWS TILE_W BLOCK_N NUM_WARPS [STRIDE]
     python3 validation/gpu/sass_count.py grouped_rows ROWS TILE_W BLOCK_N NUM_WARPS CG [STRIDE]
+    python3 validation/gpu/sass_count.py depthwise_span ROWS 1 BLOCK NUM_WARPS K [STRIDE]
 
 (grouped_rows: CG input and output channels a group.)
 
@@ -28,6 +29,7 @@ import triton
 from convdispatch.kernels.base import next_pow2
 from convdispatch.kernels.depthwise import depthwise_kernel
 from convdispatch.kernels.depthwise_rows import depthwise_rows_kernel
+from convdispatch.kernels.depthwise_span import depthwise_span_kernel
 from convdispatch.kernels.grouped_rows import grouped_rows_kernel
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
@@ -76,6 +78,11 @@ def main(argv: list[str]) -> int:
     if family == "depthwise":
         kernel = depthwise_kernel
         const = dict(common, sxc=1, KT=1, TILE_H=th)
+    elif family == "depthwise_span":
+        kernel = depthwise_span_kernel
+        k, *rest = rest
+        const = dict(common, sxc=1, KTOT=k, ROWS=th, BLOCK=bn, SH=rest[0] if rest else 1, DH=1)
+        del const["TILE_W"], const["BLOCK_N"]
     elif family == "depthwise_rows":
         kernel = depthwise_rows_kernel
         const = dict(common, sxc=1, ROWS=th, SH=rest[0] if rest else 1, DH=1)
