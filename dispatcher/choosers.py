@@ -11,6 +11,7 @@ import math
 from typing import Protocol
 
 from ..kernels.base import Candidate
+from ..kernels.depthwise_span import span_grid
 from ..kernels.device import DeviceSpec
 from ..kernels.geometry import ConvGeometry
 from ..kernels.grad_common import grad_estimate_us
@@ -103,8 +104,7 @@ def estimate_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec) -> floa
         occupancy = min(1.0, tiles / sms)
         return work / (2e6 * max(occupancy, 0.05)) + 3.0
     if cand.family == "depthwise_span":
-        _, oh, ow = geom.out_spatial
-        programs = geom.n * math.ceil(oh / cfg["BLOCK_M"]) * math.ceil(ow * geom.k / cfg["BLOCK_N"])
+        programs = span_grid(geom, cfg["BLOCK_M"], cfg["BLOCK_N"])[2]
         waste = programs * cfg["BLOCK_M"] * cfg["BLOCK_N"] / max(geom.gemm_m * geom.k, 1)
         return 3.0 + waste * geom.min_bytes / 2.5e6 / min(1.0, programs / (4 * sms))
     if cand.family == "grouped_packed":

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..kernels.base import Candidate, Config
+from ..kernels.depthwise_span import span_grid
 from ..kernels.device import KNOWN, DeviceSpec
 from ..kernels.families import FAMILIES
 from ..kernels.geometry import ConvGeometry
@@ -111,9 +112,8 @@ def synthetic_latency_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec
         per_prog = cfg["BLOCK_M"] * cfg["BLOCK_N"] * geom.gemm_k * 2 / (4.0e5 * cfg["num_warps"])
         return 3.0 + max(waves * per_prog, mem_us * traffic)
     if cand.family == "depthwise_span":  # BLOCK_M rows x BLOCK_N (column, channel) values
-        _, oh, ow = geom.out_spatial
         rows, span = cfg["BLOCK_M"], cfg["BLOCK_N"]
-        programs = geom.n * math.ceil(oh / rows) * math.ceil(ow * geom.k / span)
+        programs = span_grid(geom, rows, span)[2]
         traffic = 1.0 + 0.2 * (geom.r - 1) / rows
         per_prog = rows * span * geom.gemm_k * 2 / (4.0e5 * cfg["num_warps"])
         return 3.0 + max(math.ceil(programs / sms) * per_prog, mem_us * traffic)

@@ -266,9 +266,9 @@ def row_loads(geom, rows: int) -> int:
     return ((rows - 1) * geom.stride[1] + (geom.r - 1) * geom.dilation[1] + 1) * geom.s
 
 
-def rows_limit(geom, cfg, max_loads: int) -> str | None:
-    """Why a ``*_rows`` config unrolls too many input-row loads (None when it does not)."""
-    rows = cfg["BLOCK_M"] // cfg["TILE_W"]
+def rows_limit(geom, rows: int, max_loads: int) -> str | None:
+    """Why a program of ``rows`` output rows (``*_rows``, ``depthwise_span``) unrolls too many
+    input-row loads (None when it does not)."""
     if row_loads(geom, rows) > max_loads:
         return (f"{rows} output rows walk {row_loads(geom, rows)} input-row loads, more "
                 f"than the {max_loads} unrolled")

@@ -139,7 +139,8 @@ class DepthwiseRowsFamily(KernelFamily):
         return None
 
     def hard_ok(self, geom, cfg, device) -> str | None:
-        return rows_limit(geom, cfg, MAX_ROW_LOADS) or super().hard_ok(geom, cfg, device)
+        rows = cfg["BLOCK_M"] // cfg["TILE_W"]
+        return rows_limit(geom, rows, MAX_ROW_LOADS) or super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg, device) -> str | None:
         return (channel_tile_too_wide(geom, cfg["BLOCK_N"])

@@ -22,7 +22,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily, next_pow2
-from .common import activate, cdiv, needs_int64, row_loads, strides5
+from .common import activate, cdiv, needs_int64, rows_limit, strides5
 from .launcher import launch_kernel
 
 _RUNTIME_INTS = ["H", "W", "OH", "OW", "SPANS", "TILES_H", "stw", "pdh", "pdw", "dlw"]
@@ -98,6 +98,14 @@ def depthwise_span_kernel(
                      acc.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+def span_grid(geom, rows: int, block: int) -> tuple[int, int, int]:
+    """(spans a row, row tiles, programs) of the launch grid: BLOCK_M = ``rows`` output
+    rows x BLOCK_N = ``block`` values of the (column, channel) row a program."""
+    _, oh, ow = geom.out_spatial
+    spans, tiles_h = cdiv(ow * geom.k, block), cdiv(oh, rows)
+    return spans, tiles_h, geom.n * tiles_h * spans
+
+
 MAX_TAPS = 49  # filter taps unrolled at compile time (7x7)
 MAX_ROW_LOADS = 112  # (input rows a program walks) x filter columns, unrolled
 
@@ -143,11 +151,7 @@ class DepthwiseSpanFamily(KernelFamily):
         return None
 
     def hard_ok(self, geom, cfg, device) -> str | None:
-        loads = row_loads(geom, cfg["BLOCK_M"])
-        if loads > MAX_ROW_LOADS:
-            return (f"{cfg['BLOCK_M']} output rows walk {loads} input-row loads, more "
-                    f"than the {MAX_ROW_LOADS} unrolled")
-        return super().hard_ok(geom, cfg, device)
+        return rows_limit(geom, cfg["BLOCK_M"], MAX_ROW_LOADS) or super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg, device) -> str | None:
         _, oh, ow = geom.out_spatial
@@ -161,11 +165,11 @@ class DepthwiseSpanFamily(KernelFamily):
         g = call.geom
         rows, block = cfg["BLOCK_M"], cfg["BLOCK_N"]
         _, oh, ow = g.out_spatial
-        spans, tiles_h = cdiv(ow * g.k, block), cdiv(oh, rows)
+        spans, tiles_h, programs = span_grid(g, rows, block)
         sx, sw, sy = strides5(call.x), strides5(call.w), strides5(call.out)
         res = call.residual if call.residual is not None else call.out
         sr = strides5(res)
-        launch_kernel(depthwise_span_kernel, (g.n * tiles_h * spans,),
+        launch_kernel(depthwise_span_kernel, (programs,),
             call.x, call.w, call.out, sy[0], sy[1], sy[3], sy[4],
             call.bias if call.bias is not None else call.out, res, sr[0], sr[1], sr[3], sr[4],
             g.h, g.w, oh, ow, spans, tiles_h, g.stride[2], g.pad[1], g.pad[2], g.dilation[2],

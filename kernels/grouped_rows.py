@@ -162,7 +162,8 @@ class GroupedRowsFamily(KernelFamily):
         gpt = groups_per_tile(geom, cfg["BLOCK_N"])
         if gpt * geom.cg > MAX_RUN:
             return f"{gpt} groups of {geom.cg} channels exceed a {MAX_RUN}-channel run"
-        return rows_limit(geom, cfg, MAX_ROW_LOADS) or super().hard_ok(geom, cfg, device)
+        rows = cfg["BLOCK_M"] // cfg["TILE_W"]
+        return rows_limit(geom, rows, MAX_ROW_LOADS) or super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg, device) -> str | None:
         bn = cfg["BLOCK_N"]
