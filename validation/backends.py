@@ -47,6 +47,12 @@ class Backend(Protocol):
     def time(self, problem_id: str, geom: ConvGeometry, cand_id: str | None) -> Outcome: ...
 
 
+def out_of_memory(text: str) -> bool:
+    """True when an error message (an exception's or an Outcome's) is CUDA running out of
+    memory."""
+    return "out of memory" in text
+
+
 def short_error(e: BaseException, limit: int = 240) -> str:
     """One line: exception type and the first line of its message."""
     msg = " ".join(str(e).split())
@@ -207,7 +213,7 @@ class CudaBackend:
         # in this process fails, so the worker must be replaced.
         if self._context_dead():
             return Outcome("crashed", compile_s=compile_s, error=short_error(e), fatal=True)
-        if "out of memory" in str(e):
+        if out_of_memory(str(e)):
             _STATE.clear()  # free this problem's tensors; the next task makes them again
         status = "compile_error" if is_compile_error(e) else "runtime_error"
         return Outcome(status, compile_s=compile_s, error=short_error(e))

@@ -22,7 +22,7 @@ from ..dispatcher import registry
 from ..kernels.base import Candidate
 from ..kernels.geometry import DTYPES, ConvGeometry
 from . import sweep_meta
-from .backends import Backend, Outcome
+from .backends import Backend, Outcome, out_of_memory
 from .progress import Progress
 from .sweep_csv import FIELDNAMES, append_rows, drop_partial_line, read_header, read_sweep
 from .sweep_workers import WorkerPool
@@ -168,7 +168,7 @@ def retry_out_of_memory(checker, problem, todo: list[Candidate], first: list) ->
     holding a large problem's tensors, the memory ran out for the candidate's neighbours
     (H100, batch 256), not for the candidate. A second failure stands."""
     oom = [k for k, o in enumerate(first) if o.status == "runtime_error"
-           and "out of memory" in o.error]
+           and out_of_memory(o.error)]
     if not oom:
         return first
     again = checker.run([("check", problem.id, problem.geom, todo[k].id) for k in oom],
