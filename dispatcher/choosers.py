@@ -45,10 +45,11 @@ def grad_families(geom: ConvGeometry, direction: str) -> tuple[list[str], str]:
 
 def span_pays(geom: ConvGeometry) -> bool:
     """Where ``depthwise_span`` beat ``depthwise_rows`` on the H100 sweeps (best config of
-    each, 109 depthwise problems of the train and holdout plans): 16-bit values, filters
-    up to 5x5, more than 2M outputs (spans lost 3-19% on MobileNetV2's float32 layers and
-    up to 2.7x on small layers with 5x5 and 7x7 filters). Picking by this rule: 0.961 of
-    the better family's speed (geomean), always rows 0.926, always spans 0.930."""
+    each, 112 depthwise problems of the train and holdout plans): 16-bit values, filters
+    up to 5x5, more than 2M outputs (spans mostly lost on MobileNetV2's float32 layers and
+    up to 2.7x on small layers with 5x5 and 7x7 filters). Picking by this rule: 0.962 of
+    the better family's speed (geomean), always rows 0.926, always spans 0.943
+    (validation/results/span_family_h100/)."""
     _, oh, ow = geom.out_spatial
     return (geom.elem_bytes == 2 and geom.layout == "channels_last" and geom.r <= 5
             and geom.s <= 5 and geom.n * geom.k * oh * ow > 2_000_000)
