@@ -23,7 +23,7 @@ from ..kernels.grad_common import forward_gemm_view
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
                     "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
@@ -60,7 +60,7 @@ _GEOM_NAMES = (
     "log2_flops", "log2_min_bytes", "arith_intensity", "sm_count",
 )
 _KNOB_NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages",
-               "TILE_W")
+               "TILE_W", "L1_TAPS")
 _DERIVED_NAMES = (
     "tiles_m", "tiles_n", "k_steps", "k_steps_per_program", "programs", "log2_programs",
     "waves", "waves_ceil", "tail_frac", "wave_eff", "waste_m", "waste_n", "waste_k",
@@ -213,7 +213,7 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, :_N_GEOM] = geometry_vector(geom, device)
     d = _N_GEOM + _N_FAM + _N_KNOB
     out[:, _N_GEOM:d] = tab[:, :_T_KIND]
-    bm, bn, bk, _, split, _, stages, tile_w = tab[:, _T_KNOB:_T_KIND].T
+    bm, bn, bk, _, split, _, stages, tile_w, _ = tab[:, _T_KNOB:_T_KIND].T
     gemm, flat, direct, packed, grad, span = tab[:, _T_KIND:_T_EXTRA].T
     bk_eff, tile_mn, tile_int, acc = tab[:, _T_EXTRA:].T
 

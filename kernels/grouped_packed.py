@@ -12,7 +12,9 @@ bound by memory traffic, not arithmetic.
 With TILE_W set, a program's BLOCK_M pixels are a TILE_H x TILE_W block of one
 image instead of a flat run: with unpipelined (num_stages=1) loads, which go
 through L1, the nine taps of a 3x3 filter then re-read a small halo from L1
-instead of the whole tile from L2 once per tap.
+instead of the whole tile from L2 once per tap. L1_TAPS=1 keeps the software
+pipeline and still goes through L1: its input copies are 8-byte ``cp.async.ca``
+instead of 16-byte ``cp.async.cg`` (which bypass L1).
 
 Because the zeros are multiplied, an Inf or NaN in one group's input turns
 the same pixel's outputs of the other groups in the tile into NaN (torch
@@ -60,7 +62,7 @@ def packed_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     TILE_W: tl.constexpr, EVEN_C: tl.constexpr,
     ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
-    PREC: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr,
+    PREC: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr, L1_VEC: tl.constexpr = 0,
 ):
     CRUN: tl.constexpr = GPT * CG  # input channels of the tile's groups
     KRUN: tl.constexpr = GPT * KG  # output channels of the tile's groups
@@ -101,7 +103,13 @@ def packed_kernel(
             it, C_BLOCKS, R, S, m_mask, D, H, W, x_row, id0, ih0, iw0, dld, dlh, dlw,
             sxd, sxh, sxw, w_col, swt, swr, sws)
         c_rel = cb * BLOCK_K + offs_c0
-        a_ptrs = x_ptr + x_off[:, None] + (c_rel * sxc)[None, :]
+        a_offs = x_off[:, None] + (c_rel * sxc)[None, :]
+        if L1_VEC:
+            # Pipelined 16-byte copies bypass L1 (cp.async.cg); promising only L1_VEC-element
+            # alignment makes them 8-byte cp.async.ca, which allocate in L1, so the taps of a
+            # pixel block re-read their neighbours' input from L1 instead of L2.
+            a_offs = tl.multiple_of(a_offs, [L1_VEC, L1_VEC])
+        a_ptrs = x_ptr + a_offs
         if EVEN_C:
             a = tl.load(a_ptrs, mask=row_ok[:, None], other=0.0)
         else:
@@ -143,6 +151,17 @@ def idle_tile(geom, block_n: int) -> str | None:
     return None
 
 
+def l1_copies_misaligned(geom, block_n: int) -> str | None:
+    """Why L1_TAPS's promise (every input channel run starts 8 bytes aligned) fails for
+    this geometry (None when it holds)."""
+    if geom.layout != "channels_last":
+        return "L1_TAPS needs channels_last input (8-byte runs of channels)"
+    if geom.c * geom.elem_bytes % 8 or channel_run(geom, block_n) * geom.elem_bytes % 8:
+        return (f"L1_TAPS needs 8-byte aligned channel runs: C={geom.c} and runs of "
+                f"{channel_run(geom, block_n)} channels of {geom.elem_bytes} bytes")
+    return None
+
+
 def channel_run(geom, block_n: int) -> int:
     """Input channels of one program's groups: the reduction width of each tap."""
     return groups_per_tile(geom, block_n) * geom.cg
@@ -168,6 +187,7 @@ def launch_packed(call: ConvCall, cfg: Config) -> None:
         EVEN_C=crun % bk == 0 and g.g % gpt == 0, ACT=call.activation,
         HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
         PREC=dot_precision(call), UPCAST=upcast_dot(call), INT64=needs_int64(call),
+        L1_VEC=8 // call.x.element_size() if cfg.get("L1_TAPS") else 0,
         num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
     )
 
@@ -195,6 +215,18 @@ PACKED_2D_TILES = (
     (128, 16, 16, 4, 2, 16), (128, 32, 32, 4, 2, 16), (128, 64, 64, 8, 2, 16),
 )
 
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages, TILE_W) of pipelined tiles whose
+# input copies are 8-byte cp.async.ca (L1_TAPS=1): the nine taps of a 3x3 filter re-read
+# their pixel block's overlapping input from L1. 16-byte copies (every other pipelined
+# config) bypass L1, and the H100 profile of ResNeXt-50's layer1.0 showed L2 88% busy at
+# an L1 hit rate of 10%.
+PACKED_L1_TILES = (
+    (64, 32, 32, 4, 4, 0), (128, 16, 16, 4, 4, 0), (128, 32, 32, 4, 3, 0),
+    (128, 32, 32, 4, 4, 0), (128, 64, 64, 4, 4, 0), (256, 32, 32, 4, 3, 0),
+    (64, 32, 32, 4, 4, 8), (128, 16, 16, 4, 4, 16), (128, 32, 32, 4, 3, 16),
+    (128, 32, 32, 4, 4, 8), (128, 64, 64, 4, 3, 16), (256, 32, 32, 8, 3, 16),
+)
+
 MAX_CG = 32  # wider groups fill a matrix-unit tile on their own: grouped_gemm
 MAX_KG = 64
 # A tile of P groups does P times the useful matrix work; on an H100 (4 channels a
@@ -208,7 +240,10 @@ class GroupedPackedFamily(KernelFamily):
     configs = tuple(Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp, num_stages=st)
                     for bm, bn, bk, wp, st in PACKED_TILES) + tuple(
         Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp, num_stages=st, TILE_W=tw)
-        for bm, bn, bk, wp, st, tw in PACKED_2D_TILES)
+        for bm, bn, bk, wp, st, tw in PACKED_2D_TILES) + tuple(
+        Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp, num_stages=st, L1_TAPS=1,
+               **({"TILE_W": tw} if tw else {}))
+        for bm, bn, bk, wp, st, tw in PACKED_L1_TILES)
 
     def supports(self, geom) -> str | None:
         if geom.g == 1:
@@ -225,7 +260,10 @@ class GroupedPackedFamily(KernelFamily):
         return gemm_smem(geom, cfg)
 
     def hard_ok(self, geom, cfg: Config, device) -> str | None:
-        return no_whole_group(geom, cfg["BLOCK_N"]) or super().hard_ok(geom, cfg, device)
+        why = no_whole_group(geom, cfg["BLOCK_N"])
+        if why is None and cfg.get("L1_TAPS"):
+            why = l1_copies_misaligned(geom, cfg["BLOCK_N"])
+        return why or super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg: Config, device) -> str | None:
         bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]

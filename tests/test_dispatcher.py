@@ -444,3 +444,27 @@ def test_rule_chooser_takes_the_first_listed_config_of_its_family(monkeypatch):
     assert dec.candidate == want and "measured order" in dec.reason
     monkeypatch.setattr(rule_order, "config_order", lambda: {})
     assert "estimated waves" in RuleChooser().choose(geom, cands, h100).reason
+
+
+@pytest.mark.parametrize("n,c,g,wide", [
+    (32, 256, 32, True),  # ResNeXt-50 layer2.0: 8 channels a group, 3136 tiles
+    (1, 256, 32, False),  # batch 1: 98 tiles, under two waves of 132 SMs
+    (32, 104, 13, False),  # 13 groups of 8: a 4-group tile leaves a group idle
+    (32, 1024, 32, True),  # 32 channels a group: one group a tile
+    (32, 2048, 32, False),  # 64 channels a group: no whole group in 32 columns
+])
+def test_rule_takes_the_wide_packed_tile_where_it_fills_the_gpu(n, c, g, wide):
+    from convdispatch.dispatcher.choosers import WIDE_PACKED, RuleChooser, wide_packed_pays
+    from convdispatch.kernels.device import lookup
+
+    h100 = lookup("h100")
+    geom = ConvGeometry(n=n, c=c, k=c, g=g, h=56, w=56, r=3, s=3, stride=(1, 2, 2),
+                        pad=(0, 1, 1), dtype="float16")
+    assert wide_packed_pays(geom, h100) == wide
+    cands = [x for x in registry.candidates(geom, h100) if x.family == "grouped_packed"]
+    if not cands:
+        return
+    dec = RuleChooser().choose(geom, cands, h100)
+    assert (dec.candidate.config == WIDE_PACKED) == wide, dec.candidate
+    assert ("32-channel tile" in dec.reason) == wide
+    assert not dec.candidate.config.get("L1_TAPS")

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -87,6 +92,13 @@ CASES = [
     (G(n=1, c=14, k=21, g=7, h=9, w=9, r=3, s=3, pad=(0, 1, 1)), cfg(128, 32, 32, 4, 2, 16)),
     (G(n=1, c=16, k=16, g=4, d=3, h=6, w=9, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
      cfg(64, 16, 16, 4, 1, 8)),
+    # L1_TAPS: flat and 2D, strided, a partial group block, 3D.
+    (G(n=2, c=32, k=32, g=4, h=9, w=11, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+     Config(cfg(128, 32, 32, 4, 4), L1_TAPS=1)),
+    (G(n=1, c=24, k=24, g=6, h=10, w=9, r=3, s=3, pad=(0, 1, 1)),
+     Config(cfg(128, 16, 16, 4, 4, 16), L1_TAPS=1)),
+    (G(n=1, c=16, k=16, g=4, d=3, h=5, w=6, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+     Config(cfg(64, 32, 32, 4, 4, 8), L1_TAPS=1)),
 ]
 
 
@@ -154,7 +166,7 @@ def test_every_config_runs(monkeypatch):
 def test_space_is_declared_and_registered():
     names = [f.name for f in registry.families()]
     assert names.index("grouped_packed") == names.index("grouped_gemm") + 1
-    assert 26 <= len(FAMILY.configs) <= 40 and len(set(FAMILY.configs)) == len(FAMILY.configs)
+    assert 26 <= len(FAMILY.configs) <= 48 and len(set(FAMILY.configs)) == len(FAMILY.configs)
     for c in FAMILY.configs:
         assert min(c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]) >= 16, c  # tl.dot's minimum
 
@@ -195,6 +207,42 @@ def test_config_rules():
     assert "shared memory" in FAMILY.feasible(fp32, cfg(256, 64, 64, 8, 3), H100)
     assert FAMILY.feasible(geom, cfg(256, 32, 32, 8, 3), H100) is None
     assert "packs 32 groups" in FAMILY.feasible(geom, cfg(128, 128, 64, 8, 3), H100)
+    # L1_TAPS promises 8-byte aligned channel runs: channels_last, C and the run.
+    l1 = Config(cfg(128, 32, 32, 4, 4), L1_TAPS=1)
+    assert FAMILY.feasible(geom, l1, H100) is None
+    nchw = dataclasses.replace(geom, layout="contiguous")
+    assert "channels_last" in FAMILY.runnable(nchw, l1, H100)
+    cg3 = G(n=8, c=96, k=96, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1), dtype="float16")
+    assert "8-byte aligned" in FAMILY.runnable(cg3, l1, H100)  # runs of 30 channels
+    assert FAMILY.runnable(dataclasses.replace(cg3, dtype="float32"), l1, H100) is None
+
+
+_PTX_COPIES = """
+import json, re, sys
+sys.path.insert(0, sys.argv[1])
+from sass_count import compile_kernel
+from convdispatch.kernels.grouped_packed import packed_kernel
+const = dict(sxc=1, syc=1, src=1, swc=1, CG=8, KG=8, GPT=4, BLOCK_M=128, BLOCK_N=32, BLOCK_K=32,
+             TILE_W=16, EVEN_C=True, ACT=0, HAS_BIAS=False, HAS_RES=False, PREC="ieee",
+             UPCAST=False, INT64=False)
+print(json.dumps({vec: sorted(set(re.findall(r"cp[.]async[.](c[ag])[.]shared[.]global",
+                  compile_kernel(packed_kernel, dict(const, L1_VEC=vec), 4, 3).asm["ptx"])))
+                  for vec in (0, 4)}))
+"""
+
+
+def test_l1_taps_copies_are_cached_in_l1():
+    """L1_TAPS turns the pipelined input copies from 16-byte cp.async.cg (L2 only) into
+    8-byte cp.async.ca (through L1): compiled for sm_90 in a process without the
+    interpreter (no GPU needed)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    gpu_dir = Path(__file__).parents[1] / "validation" / "gpu"
+    done = subprocess.run([sys.executable, "-c", _PTX_COPIES, str(gpu_dir)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == {"0": ["cg"], "4": ["ca"]}
+    l1 = [c for c in FAMILY.configs if c.get("L1_TAPS")]
+    assert l1 and all(c["num_stages"] >= 2 for c in l1)  # unpipelined loads use L1 anyway
 
 
 def test_forced_config_too_narrow_raises():
@@ -234,7 +282,9 @@ def test_gpu_configs_match_torch(base, dtype, tol, layout):
     lead = 3 - geom.dims
     ref = F.relu(conv(x.float(), w.float(), b.float(), geom.stride[lead:], geom.pad[lead:],
                       geom.dilation[lead:], geom.g) + res.float())
-    for cand in cands[:: max(1, len(cands) // 3)]:
+    l1 = [c for c in cands if c.config.get("L1_TAPS")]
+    assert bool(l1) == (layout == "channels_last" and geom.c % 4 == 0)
+    for cand in cands[:: max(1, len(cands) // 3)] + l1[:: max(1, len(l1) // 2)]:
         out = poisoned_out(geom, x).cuda()
         run_candidate(cand, x, w, b, geom, out=out, activation="relu", residual=res)
         err = float((out.float() - ref).norm() / ref.norm())

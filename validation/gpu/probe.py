@@ -26,6 +26,7 @@ from convdispatch.validation.timing import CudaTimer, TimingSettings, candidate_
 DW = "mobilenet_v2/features.3.conv.1.0/n32/float16"
 GRP = "resnext50_32x4d/layer1.0.conv2/n32/float16"
 DENSE = "resnet50/layer4.1.conv2/n32/float16"
+GRP2 = "resnext50_32x4d/layer2.0.conv2/n32/float16"  # 3x3, stride 2, 32 groups of 8
 TARGETS = {
     "dw_ours": (DW, "depthwise:BLOCK_M=64;BLOCK_N=32;TILE_W=16;num_stages=1;num_warps=2"),
     "dw_direct": (DW, "grouped_direct:BLOCK_M=128;BLOCK_N=16;num_stages=1;num_warps=4"),
@@ -35,6 +36,10 @@ TARGETS = {
     "grp_fma": (GRP, "grouped_direct:BLOCK_M=32;BLOCK_N=128;num_stages=1;num_warps=4"),
     "grp_fma_small": (GRP, "grouped_direct:BLOCK_M=16;BLOCK_N=64;num_stages=1;num_warps=2"),
     "grp_cudnn": (GRP, None),
+    "grp2_packed": (GRP2, "grouped_packed:BLOCK_K=32;BLOCK_M=128;BLOCK_N=32;num_stages=4;"
+                          "num_warps=4"),
+    "grp2_rows": (GRP2, "grouped_rows:BLOCK_M=64;BLOCK_N=16;TILE_W=32;num_stages=1;num_warps=2"),
+    "grp2_cudnn": (GRP2, None),
     "dense_ours": (DENSE, "implicit_gemm:BLOCK_K=128;BLOCK_M=128;BLOCK_N=64;GROUP_M=8;"
                           "num_stages=3;num_warps=8"),
     "dense_cudnn": (DENSE, None),

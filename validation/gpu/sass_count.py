@@ -38,7 +38,7 @@ DIVISIBLE = ("KTOT", "C", "K", "sxn", "sxd", "sxh", "sxw", "syn", "syd", "syh", 
              "srd", "srh", "srw")
 
 
-def compile_kernel(kernel, const: dict, warps: int):
+def compile_kernel(kernel, const: dict, warps: int, stages: int = 1):
     names = kernel.arg_names
     sig = {n: "constexpr" if n in const else "*fp16" if n.endswith("_ptr") else "i32"
            for n in names}
@@ -47,7 +47,7 @@ def compile_kernel(kernel, const: dict, warps: int):
     src = ASTSource(kernel, sig,
                     constexprs={(names.index(k),): v for k, v in const.items()}, attrs=attrs)
     return triton.compile(src, target=GPUTarget("cuda", 90, 32),
-                          options=dict(num_warps=warps, num_stages=1))
+                          options=dict(num_warps=warps, num_stages=stages))
 
 
 def cuobjdump(cubin: bytes, flag: str) -> str:
