@@ -194,19 +194,21 @@ class RuleChooser:
 
         wide = wide_packed_pays(geom, device)
 
+        def is_wide(cand: Candidate) -> bool:
+            return wide and cand.family == "grouped_packed" and cand.config == WIDE_PACKED
+
         def key(cs):
             cand, est = cs
             listed = cfg_rank.get(cand.family, {}).get(str(cand.config), math.inf)
-            if wide and cand.family == "grouped_packed" and cand.config == WIDE_PACKED:
-                listed = -1
-            return rank_of.get(cand.family, len(order)), listed, est, cand.id
+            return (rank_of.get(cand.family, len(order)), -1 if is_wide(cand) else listed,
+                    est, cand.id)
 
         scored = sorted(((c, estimate_us(geom, c, device)) for c in cands), key=key)
         best = scored[0][0]
         how = ("the family's best-ranked config in the measured order"
                if str(best.config) in cfg_rank.get(best.family, {})
                else "the config with the fewest estimated waves of padded tiles")
-        if wide and best.family == "grouped_packed" and best.config == WIDE_PACKED:
+        if is_wide(best):
             how = "a 32-channel tile of whole groups that fills two waves of SMs"
         reason = f"rule: {why}; {how}"
         if best.family != order[0]:
