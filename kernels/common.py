@@ -52,24 +52,65 @@ def tap_rows(m_mask, x_row, id0, ih0, iw0, kt, kr, ks, dld, dlh, dlw, D, H, W, s
 
 
 @triton.jit
-def tap_step(it, c_blocks, R, S, m_mask, D, H, W, x_row, id0, ih0, iw0, dld, dlh, dlw,
-             sxd, sxh, sxw, w_col, swt, swr, sws):
-    """Step ``it`` of a flattened (t, r, s, channel block) reduction loop -> the channel
-    block, which rows read inside the input, the rows' input offsets and the
-    weight offset of the tap."""
+def inside(i, n):
+    """0 <= i < n in one unsigned compare (a negative i wraps past any size)."""
+    return i.to(tl.uint32, bitcast=True) < n.to(tl.uint32)
+
+
+@triton.jit
+def tap_origin(x_row, id0, ih0, iw0, sxd, sxh, sxw, HAS_DEPTH: tl.constexpr):
+    """Input offset of each row's filter origin (tap 0, 0, 0), computed once before the
+    reduction loop so that a tap only adds one scalar to it."""
+    off = x_row + ih0 * sxh + iw0 * sxw
+    if HAS_DEPTH:
+        off += id0 * sxd
+    return off
+
+
+@triton.jit
+def first_step(it, c_blocks, R, S):
+    """Step ``it`` of a flattened (t, r, s, channel block) loop -> (cb, ks, kr, kt)."""
     cb = it % c_blocks
     trs = it // c_blocks
     ks = trs % S
     tr = trs // S
-    kr = tr % R
-    kt = tr // R
-    idd = id0 + kt * dld
-    ih = ih0 + kr * dlh
-    iw = iw0 + ks * dlw
-    row_ok = m_mask & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-    x_off = x_row + idd * sxd + ih * sxh + iw * sxw
-    w_off = w_col + kt * swt + kr * swr + ks * sws
-    return cb, row_ok, x_off, w_off
+    return cb, ks, tr % R, tr // R
+
+
+@triton.jit
+def next_step(cb, ks, kr, kt, c_blocks, R, S):
+    """The step after (cb, ks, kr, kt): counters instead of per-step divisions by the
+    run-time filter size."""
+    cb += 1
+    wrap = cb == c_blocks
+    cb = tl.where(wrap, 0, cb)
+    ks = tl.where(wrap, ks + 1, ks)
+    wrap = ks == S
+    ks = tl.where(wrap, 0, ks)
+    kr = tl.where(wrap, kr + 1, kr)
+    wrap = kr == R
+    kr = tl.where(wrap, 0, kr)
+    kt = tl.where(wrap, kt + 1, kt)
+    return cb, ks, kr, kt
+
+
+@triton.jit
+def tap_at(ks, kr, kt, m_mask, D, H, W, x_origin, id0, ih0, iw0, dld, dlh, dlw,
+           sxd, sxh, sxw, w_col, swt, swr, sws, HAS_DEPTH: tl.constexpr):
+    """Filter tap (kt, kr, ks) -> which rows read inside the input, the rows' input
+    offsets (``x_origin`` from ``tap_origin`` plus one scalar) and the tap's weight
+    offsets."""
+    dh = kr * dlh
+    dw = ks * dlw
+    row_ok = m_mask & inside(ih0 + dh, H) & inside(iw0 + dw, W)
+    x_tap = dh * sxh + dw * sxw
+    w_tap = kr * swr + ks * sws
+    if HAS_DEPTH:
+        dd = kt * dld
+        row_ok = row_ok & inside(id0 + dd, D)
+        x_tap += dd * sxd
+        w_tap += kt * swt
+    return row_ok, x_origin + x_tap, w_col + w_tap
 
 
 @triton.jit

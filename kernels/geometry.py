@@ -146,6 +146,11 @@ class ConvGeometry:
         return (x + wt + y) * self.elem_bytes
 
     @property
+    def has_depth(self) -> bool:
+        """Whether the depth axis does anything (else kernels skip its index work)."""
+        return self.d > 1 or self.t > 1 or self.pad[0] > 0 or self.pads_hi[0] > 0
+
+    @property
     def is_depthwise(self) -> bool:
         return self.g > 1 and self.cg == 1
 

@@ -30,14 +30,17 @@ from .base import Config, ConvCall, KernelFamily, channel_tile_too_wide, next_po
 from .common import (
     cdiv,
     dot_precision,
+    first_step,
     needs_int64,
+    next_step,
     out_args,
     pixel_block,
     pixel_grid,
     split_rows,
     store_tile,
     strides5,
-    tap_step,
+    tap_at,
+    tap_origin,
     upcast_dot,
 )
 from .implicit_gemm import gemm_smem
@@ -60,7 +63,7 @@ def packed_kernel(
     K_ITERS,
     CG: tl.constexpr, KG: tl.constexpr, GPT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    TILE_W: tl.constexpr, EVEN_C: tl.constexpr,
+    TILE_W: tl.constexpr, EVEN_C: tl.constexpr, HAS_DEPTH: tl.constexpr,
     ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
     PREC: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr, L1_VEC: tl.constexpr = 0,
 ):
@@ -94,14 +97,16 @@ def packed_kernel(
     else:
         x_row = n * sxn + c_first * sxc
         w_col = k_glob * swk - (k_grp * CG) * swc
+    x_origin = tap_origin(x_row, id0, ih0, iw0, sxd, sxh, sxw, HAS_DEPTH)
     offs_c0 = tl.arange(0, BLOCK_K)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    cb, ks, kr, kt = first_step(0, C_BLOCKS, R, S)
     # One flattened loop over (t, r, s, channel block) so the software pipeline
     # spans all taps; its bound does not depend on program ids (interpreter).
-    for it in range(0, K_ITERS):
-        cb, row_ok, x_off, w_off = tap_step(
-            it, C_BLOCKS, R, S, m_mask, D, H, W, x_row, id0, ih0, iw0, dld, dlh, dlw,
-            sxd, sxh, sxw, w_col, swt, swr, sws)
+    for _ in range(0, K_ITERS):
+        row_ok, x_off, w_off = tap_at(
+            ks, kr, kt, m_mask, D, H, W, x_origin, id0, ih0, iw0, dld, dlh, dlw,
+            sxd, sxh, sxw, w_col, swt, swr, sws, HAS_DEPTH)
         c_rel = cb * BLOCK_K + offs_c0
         a_offs = x_off[:, None] + (c_rel * sxc)[None, :]
         if L1_VEC:
@@ -124,6 +129,7 @@ def packed_kernel(
             a = a.to(tl.float32)
             b = b.to(tl.float32)
         acc = tl.dot(a, b, acc, input_precision=PREC)
+        cb, ks, kr, kt = next_step(cb, ks, kr, kt, C_BLOCKS, R, S)
     store_tile(acc, n, od, oh, ow, m_mask, k_glob, k_mask,
                out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr, srn, src, srd, srh, srw,
                HAS_BIAS, HAS_RES, ACT, INT64)
@@ -184,7 +190,7 @@ def launch_packed(call: ConvCall, cfg: Config) -> None:
         *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),
         iters,
         CG=g.cg, KG=g.kg, GPT=gpt, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, TILE_W=tw,
-        EVEN_C=crun % bk == 0 and g.g % gpt == 0, ACT=call.activation,
+        EVEN_C=crun % bk == 0 and g.g % gpt == 0, HAS_DEPTH=g.has_depth, ACT=call.activation,
         HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
         PREC=dot_precision(call), UPCAST=upcast_dot(call), INT64=needs_int64(call),
         L1_VEC=8 // call.x.element_size() if cfg.get("L1_TAPS") else 0,

@@ -18,12 +18,15 @@ from .base import Config, ConvCall, KernelFamily, tile_fits
 from .common import (
     cdiv,
     dot_precision,
+    first_step,
     needs_int64,
+    next_step,
     out_args,
     split_rows,
     store_tile,
     strides5,
-    tap_step,
+    tap_at,
+    tap_origin,
     tile_ids,
     upcast_dot,
 )
@@ -46,7 +49,7 @@ def igemm_kernel(
     K_ITERS, ITERS_PER_SPLIT,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_C: tl.constexpr,
-    ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
+    HAS_DEPTH: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
     PREC: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -69,17 +72,18 @@ def igemm_kernel(
     else:
         x_row = n * sxn + c_first * sxc
         w_col = k_glob * swk
+    x_origin = tap_origin(x_row, id0, ih0, iw0, sxd, sxh, sxw, HAS_DEPTH)
     offs_c0 = tl.arange(0, BLOCK_K)
     c_blocks = tl.cdiv(CG, BLOCK_K)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     # Loop bounds stay independent of program ids (the CPU interpreter cannot
     # take a program-id tensor as a range bound); split K slices are masked.
-    it0 = pid_k * ITERS_PER_SPLIT
-    for i in range(0, ITERS_PER_SPLIT):
-        it = it0 + i
-        cb, row_ok, x_off, w_off = tap_step(
-            it, c_blocks, R, S, m_mask, D, H, W, x_row, id0, ih0, iw0, dld, dlh, dlw,
-            sxd, sxh, sxw, w_col, swt, swr, sws)
+    it = pid_k * ITERS_PER_SPLIT
+    cb, ks, kr, kt = first_step(it, c_blocks, R, S)
+    for _ in range(0, ITERS_PER_SPLIT):
+        row_ok, x_off, w_off = tap_at(
+            ks, kr, kt, m_mask, D, H, W, x_origin, id0, ih0, iw0, dld, dlh, dlw,
+            sxd, sxh, sxw, w_col, swt, swr, sws, HAS_DEPTH)
         col_ok = n_mask
         if SPLIT_K > 1:
             row_ok = row_ok & (it < K_ITERS)
@@ -98,6 +102,8 @@ def igemm_kernel(
             a = a.to(tl.float32)
             b = b.to(tl.float32)
         acc = tl.dot(a, b, acc, input_precision=PREC)
+        cb, ks, kr, kt = next_step(cb, ks, kr, kt, c_blocks, R, S)
+        it += 1
     if SPLIT_K == 1:
         store_tile(acc, n, od, oh, ow, m_mask, k_glob, n_mask,
                    out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr, srn, src, srd, srh, srw,
@@ -130,8 +136,9 @@ def launch_igemm(call: ConvCall, cfg: Config, workspace: torch.Tensor | None = N
         *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),
         iters, per_split,
         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 8), SPLIT_K=split,
-        EVEN_C=g.cg % bk == 0, ACT=call.activation, HAS_BIAS=call.bias is not None,
-        HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
+        EVEN_C=g.cg % bk == 0, HAS_DEPTH=g.has_depth, ACT=call.activation,
+        HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
+        PREC=dot_precision(call), UPCAST=upcast_dot(call),
         INT64=needs_int64(call), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -35,7 +36,15 @@ def conv_kwargs(geom: ConvGeometry) -> dict:
 
 
 def reference(geom: ConvGeometry, x, w, b=None, residual=None, activation=None):
-    """float64 torch result of act(conv + bias + residual)."""
+    """float64 torch result of act(conv + bias + residual); asymmetric padding (pad_hi)
+    is applied to the input first, since torch pads both sides alike."""
+    if geom.pad_hi is not None:
+        lead = 3 - geom.dims
+        pads = [p for lo, hi in zip(geom.pad[lead:], geom.pads_hi[lead:]) for p in (lo, hi)]
+        x = F.pad(x.double(), [p for dim in reversed(range(geom.dims))
+                               for p in pads[2 * dim:2 * dim + 2]])
+        geom = dataclasses.replace(geom, pad=(0, 0, 0), pad_hi=None, h=x.shape[-2],
+                                   w=x.shape[-1], d=x.shape[-3] if geom.dims == 3 else 1)
     fn = F.conv2d if geom.dims == 2 else F.conv3d
     y = fn(x.double(), w.double(), None if b is None else b.double(), **conv_kwargs(geom))
     if residual is not None:

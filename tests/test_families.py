@@ -25,6 +25,9 @@ CASES = [
                         dims=3)),
     ("implicit_gemm", G(n=1, c=32, k=32, h=5, w=5, r=3, s=3, pad=(0, 1, 1),
                         layout="contiguous")),
+    # One input plane but depth padding: two output planes, one all padding (has_depth).
+    ("implicit_gemm", G(n=1, c=32, k=16, d=1, h=4, w=5, t=1, r=3, s=3, pad=(0, 1, 1),
+                        pad_hi=(1, 1, 1), dims=3)),
     ("pointwise", G(n=2, c=48, k=32, h=5, w=5, r=1, s=1)),
     ("pointwise", G(n=2, c=32, k=64, h=7, w=7, r=1, s=1, stride=(1, 2, 2),
                     layout="contiguous")),
@@ -73,6 +76,7 @@ CASES = [
                pad=(1, 3, 3), dims=3)),
     ("splitk", G(n=1, c=64, k=32, h=3, w=3, r=3, s=3, pad=(0, 1, 1))),
     ("splitk", G(n=1, c=96, k=48, h=4, w=4, r=3, s=3, pad=(0, 1, 1), layout="contiguous")),
+    ("splitk", G(n=1, c=64, k=32, d=2, h=3, w=3, t=3, r=3, s=1, pad=(1, 1, 0), dims=3)),
 ]
 
 

@@ -133,6 +133,39 @@ def test_families_limit_a_sweep_and_unknown_ones_are_refused(tmp_path):
         sweep(PROBLEMS[:1], tmp_path / "bad.csv", families=["dgrad_gemm"])
 
 
+def test_retire_sets_rows_aside_and_the_sweep_measures_them_again(full_run, tmp_path,
+                                                                capsys):
+    """`convdispatch retire`: a changed family's rows move to <name>.retired.csv, the
+    others stay byte for byte, and the next sweep of the same problems measures only the
+    retired family again."""
+    out = copy_run(full_run, tmp_path / "retire.csv")
+    before = read_sweep(out)
+    fam = before.family.iloc[0]
+    keep_lines = [ln for ln in out.read_text().splitlines()[1:] if f",{fam}," not in ln]
+    assert cli.main(["retire", "--families", fam, str(out)]) == 0
+    assert f"{(before.family == fam).sum()} rows of {fam} moved" in capsys.readouterr().out
+    assert out.read_text().splitlines()[1:] == keep_lines
+    retired = read_sweep(tmp_path / "retire.retired.csv")
+    assert len(retired) == (before.family == fam).sum() and set(retired.family) == {fam}
+    summary = sweep(PROBLEMS, out)
+    assert summary["rows_written"] == len(retired)
+    assert rows_by_key(read_sweep(out))[list(KEY_COLUMNS)].equals(
+        rows_by_key(before)[list(KEY_COLUMNS)])
+    # A second retire appends to the side file (an archive: keys repeat); unknown
+    # families are refused.
+    assert cli.main(["retire", "--families", fam, str(out)]) == 0
+    assert len(pd.read_csv(tmp_path / "retire.retired.csv")) == 2 * len(retired)
+    capsys.readouterr()
+    assert cli.main(["retire", "--families", "no_such_family", str(out)]) == 2
+    assert "unknown kernel family ['no_such_family']" in capsys.readouterr().err
+    # A malformed CSV is refused before anything moves.
+    bad = tmp_path / "bad.csv"
+    bad.write_text("problem_id,family\nx,implicit_gemm\n")
+    assert cli.main(["retire", "--families", fam, str(bad)]) == 2
+    assert "missing column" in capsys.readouterr().err
+    assert bad.read_text() == "problem_id,family\nx,implicit_gemm\n"
+
+
 def test_resume_refuses_other_settings(full_run, tmp_path):
     out = copy_run(full_run, tmp_path / "other.csv")
     with pytest.raises(ValueError, match="limit_candidates"):

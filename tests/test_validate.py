@@ -515,3 +515,18 @@ def test_autotune_compare_skips_without_cuda(tmp_path, capsys):
     assert "skipped" in capsys.readouterr().err
     with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
         atc.run_compare([], tmp_path, tmp_path / "a", None)
+
+
+def test_paired_graph_times_alternate_and_take_each_sides_lower_median(monkeypatch):
+    """A stall during one round of either side does not reach the reported time."""
+    from convdispatch.validation import bench_layers
+
+    seen, times = [], {"a": iter([5.0, 1.0]), "b": iter([2.0, 9.0])}
+
+    def fake_bench(fn, rep_ms):
+        seen.append(fn())
+        return next(times[seen[-1]])
+
+    monkeypatch.setattr(bench_layers, "bench_graph", fake_bench)
+    assert bench_layers.paired_graph_times(lambda: "a", lambda: "b", 10) == (1.0, 2.0)
+    assert seen == ["a", "b", "b", "a"]

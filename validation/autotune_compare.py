@@ -108,7 +108,8 @@ def kernel_args(call) -> tuple[list, dict]:
     args = [call.x, call.w, *out_args(call), call.out,
             g.gemm_m, g.cg, g.kg, g.d, g.h, g.w, od, oh, ow, g.t, g.r, g.s,
             *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w)]
-    fixed = {"SPLIT_K": 1, "ACT": call.activation, "HAS_BIAS": call.bias is not None,
+    fixed = {"SPLIT_K": 1, "HAS_DEPTH": g.has_depth, "ACT": call.activation,
+             "HAS_BIAS": call.bias is not None,
              "HAS_RES": call.residual is not None, "PREC": dot_precision(call),
              "UPCAST": upcast_dot(call), "INT64": needs_int64(call)}
     return args, fixed

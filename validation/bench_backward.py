@@ -26,6 +26,7 @@ from .bench_layers import (
     category,
     environment,
     make_tensors,
+    paired_graph_times,
     ratio_cells,
     rel_err,
     write_results,
@@ -53,8 +54,9 @@ def measure(i: int, p, spec, topk: int, rep_ms: int, log) -> list[dict]:
         run(dec.candidate)
         torch.cuda.synchronize()
         err = rel_err(out, ref)
-        cudnn_ms = bench_graph(lambda d=direction: torch_grad(g, d, dy, x, w), rep_ms)
-        ours_ms = bench_graph(lambda c=dec.candidate: run(c), rep_ms)
+        cudnn_ms, ours_ms = paired_graph_times(
+            lambda d=direction: torch_grad(g, d, dy, x, w),
+            lambda c=dec.candidate: run(c), rep_ms)
         best_ms, best_id, tried = ours_ms, dec.candidate.id, 1
         for cand, _ in list(dec.ranked)[1:topk]:
             try:
@@ -88,7 +90,9 @@ def measure(i: int, p, spec, topk: int, rep_ms: int, log) -> list[dict]:
 
 def summary_md(rows: list[dict], env: dict) -> str:
     lines = [f"# Backward layer benchmark: {env['suite']} ({env['dtype']}, channels_last)", "",
-             "Latencies are CUDA-graph replays (device time) of one gradient direction; cuDNN is "
+             "Latencies are CUDA-graph replays (device time) of one gradient direction (cuDNN's "
+             "and ours each the lower median of two rounds, order cuDNN, ours, ours, cuDNN); "
+             "cuDNN is "
              "`torch.ops.aten.convolution_backward` with only that gradient requested, "
              "`torch.backends.cudnn.benchmark=True`.", "",
              f"Device: {env['gpu']}; torch {env['torch']}, triton {env['triton']}, CUDA "

@@ -1,4 +1,4 @@
-"""`convdispatch sweep` and `convdispatch merge`."""
+"""`convdispatch sweep`, `convdispatch merge` and `convdispatch retire`."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def register(subparsers) -> None:
                    help="cuda: the GPU; fake: deterministic stand-in for testing the harness")
     p.add_argument("--limit-candidates", type=positive_int, default=None, metavar="N",
                    help="at most N candidates per problem, evenly spread over the registry")
-    p.add_argument("--families", type=lambda t: [v.strip() for v in t.split(",") if v.strip()],
+    p.add_argument("--families", type=family_list,
                    default=None, metavar="F1,F2",
                    help="measure only these kernel families (e.g. a family added after the "
                         "sweep ran); the rows of the others are kept")
@@ -60,6 +60,20 @@ def register(subparsers) -> None:
     m.add_argument("--out", required=True, type=csv_path, help="merged CSV (must not exist)")
     m.add_argument("inputs", nargs="+", type=csv_path, help="shard CSVs")
     m.set_defaults(func=run_merge_command)
+
+    r = subparsers.add_parser(
+        "retire", help="set aside a sweep CSV's rows of kernel families that changed",
+        description="Move the rows of the named families from a sweep CSV to "
+                    "<name>.retired.csv beside it, so that the next `convdispatch sweep` "
+                    "measures the changed kernels again (other families' rows stay).")
+    r.add_argument("--families", required=True, type=family_list, metavar="F1,F2",
+                   help="kernel families whose rows to set aside")
+    r.add_argument("csvs", nargs="+", type=csv_path, help="sweep CSVs")
+    r.set_defaults(func=run_retire_command)
+
+
+def family_list(text: str) -> list[str]:
+    return [v.strip() for v in text.split(",") if v.strip()]
 
 
 def make_backend(args: argparse.Namespace):
@@ -100,4 +114,19 @@ def run_merge_command(args: argparse.Namespace) -> int:
     meta = merge(args.inputs, args.out, command=command_line(args))
     print(f"merged {len(args.inputs)} shard(s), {meta['merged']['rows']} rows -> {args.out}"
           f"{'' if meta['merged']['complete'] else ' (shards incomplete)'}")
+    return 0
+
+
+def run_retire_command(args: argparse.Namespace) -> int:
+    from ..dispatcher import registry
+    from .sweep_csv import retire_rows
+
+    known = sorted(f.name for d in DIRECTIONS for f in registry.families(direction=d))
+    bad = sorted(set(args.families) - set(known))
+    if not args.families or bad:
+        raise ValueError(f"unknown kernel famil{'ies' if len(bad) > 1 else 'y'} "
+                         f"{bad or args.families}; known: {known}")
+    for path in args.csvs:
+        moved, side = retire_rows(path, args.families)
+        print(f"{path}: {moved} rows of {','.join(args.families)} moved to {side}")
     return 0

@@ -162,3 +162,33 @@ def append_rows(path: str | os.PathLike, rows: Iterable[Mapping]) -> int:
         f.flush()
         os.fsync(f.fileno())
     return len(rows)
+
+
+def retire_rows(path: str | os.PathLike, families: Iterable[str]) -> tuple[int, Path]:
+    """Move the rows of ``families`` (whose kernel changed, so they must be measured
+    again) from a sweep CSV to ``<name>.retired.csv`` beside it; returns (rows moved,
+    that file). The kept lines stay byte for byte; the CSV is replaced atomically after
+    the moved rows are safely appended, so a kill loses no row."""
+    p = Path(path)
+    families = set(families)
+    read_sweep(p)  # refuse a malformed CSV before touching it
+    with open(p, newline="") as f:
+        lines = f.readlines()
+    fam = lines[0].rstrip("\n").split(",").index("family")
+    moved = [ln for ln in lines[1:] if next(csv.reader([ln]))[fam] in families]
+    side = p.with_name(p.stem + ".retired.csv")
+    if not moved:
+        return 0, side
+    new_side = not side.exists() or side.stat().st_size == 0
+    with open(side, "a", newline="") as f:
+        f.writelines(([lines[0]] if new_side else []) + moved)
+        f.flush()
+        os.fsync(f.fileno())
+    moved_set = set(map(id, moved))
+    tmp = p.with_name(p.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        f.writelines([lines[0]] + [ln for ln in lines[1:] if id(ln) not in moved_set])
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, p)
+    return len(moved), side
