@@ -18,7 +18,8 @@ families: the issue-2 backward suite is inside that data):
 added that way: rebuilding every family from the larger train plan of 2026-11-23
 moved the stem's first config to one 2.5x slower on ResNet-50's stem at batch 32
 (236 us against 95 us in train.csv), so the other orders stay those measured with the
-committed issue-2 benchmark.
+committed issue-2 benchmark. ``implicit_gemm``, ``grouped_gemm``, ``splitk`` and
+``grouped_packed`` were rebuilt the same way after their re-sweep (eighth session).
 """
 
 from __future__ import annotations

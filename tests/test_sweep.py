@@ -164,6 +164,51 @@ def test_retire_sets_rows_aside_and_the_sweep_measures_them_again(full_run, tmp_
     assert cli.main(["retire", "--families", fam, str(bad)]) == 2
     assert "missing column" in capsys.readouterr().err
     assert bad.read_text() == "problem_id,family\nx,implicit_gemm\n"
+    assert cli.main(["retire", str(out)]) == 2
+    assert "nothing to retire" in capsys.readouterr().err
+
+
+def test_retire_noisy_rows_by_their_latency_spread(full_run, tmp_path, capsys):
+    """--max-spread sets aside rows whose P80/P20 latency shows a disturbed timing; the
+    next sweep times just those again."""
+    out = copy_run(full_run, tmp_path / "noisy.csv")
+    lines = out.read_text().splitlines(keepends=True)
+    df = read_sweep(out)
+    cols = lines[0].rstrip("\n").split(",")
+    p80 = cols.index("latency_p80_us")
+    noisy = [3, 7]  # data rows whose P80 becomes 3x their P20
+    for i in noisy:
+        cells = lines[i + 1].rstrip("\n").split(",")
+        cells[p80] = str(3 * df["latency_p20_us"].iloc[i])
+        lines[i + 1] = ",".join(cells) + "\n"
+    out.write_text("".join(lines))
+    assert cli.main(["retire", "--max-spread", "1.5", str(out)]) == 0
+    assert "2 rows with P80/P20 > 1.5 moved" in capsys.readouterr().out
+    assert len(read_sweep(out)) == len(df) - 2
+    assert sweep(PROBLEMS, out)["rows_written"] == 2
+    again = read_sweep(out)
+    assert len(again) == len(df)
+    assert (again["latency_p80_us"] / again["latency_p20_us"]).max() < 1.5
+    with pytest.raises(SystemExit):  # a spread must exceed 1
+        cli.main(["retire", "--max-spread", "1", str(out)])
+    assert "expected a number > 1" in capsys.readouterr().err
+
+
+def test_pool_that_fails_to_close_keeps_the_runs_summary(tmp_path, monkeypatch, capsys):
+    """Under `timeout -s INT` the workers are signalled too; closing them may fail, after
+    the run's summary is in the sidecar."""
+    close = sweep_mod.WorkerPool.close
+
+    def broken_close(self):
+        close(self)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_mod.WorkerPool, "close", broken_close)
+    out = tmp_path / "close.csv"
+    summary = sweep(PROBLEMS[:1], out)
+    assert summary["problems_done"] == 1
+    assert read_sidecar(sidecar_path(out))["runs"][-1]["summary"] == summary
+    assert "closing a worker pool failed: KeyboardInterrupt" in capsys.readouterr().err
 
 
 def test_resume_refuses_other_settings(full_run, tmp_path):

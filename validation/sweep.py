@@ -253,7 +253,6 @@ def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
     stats = Counter()
     compile_times: list[float] = []
     timing_s = check_s = 0.0
-    restarts = 0
     interrupted = True
     progress = Progress(sum(len(t) for _, t in plan), quiet=quiet)
     pools: list[WorkerPool] = []
@@ -297,9 +296,7 @@ def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
         interrupted = False
     finally:
         progress.close()
-        for pool in pools:
-            restarts += pool.restarts
-            pool.close()
+        restarts = sum(pool.restarts for pool in pools)
         summary = {
             "problems_in_shard": len(mine),
             "problems_done": stats["problems_done"],
@@ -327,6 +324,14 @@ def run_sweep(problems: Sequence, out_csv: str | Path, *, backend: Backend,
         sweep_meta.write_sidecar(meta_path, meta)
         if not quiet:
             print(format_summary(summary, out_csv), file=sys.stderr)
+        # Closed after the record is written: under `timeout -s INT` the workers get the
+        # signal too, and a pool that fails to close must not cost the run its summary.
+        for pool in pools:
+            try:
+                pool.close()
+            except (Exception, KeyboardInterrupt) as e:
+                print(f"sweep: closing a worker pool failed: {type(e).__name__}: {e}",
+                      file=sys.stderr)
     return summary
 
 

@@ -8,6 +8,7 @@ import sys
 from ..kernels.base import DIRECTIONS
 from ..kernels.geometry import DTYPES
 from .cli_args import (
+    above_one,
     command_line,
     csv_path,
     default_jobs,
@@ -62,12 +63,15 @@ def register(subparsers) -> None:
     m.set_defaults(func=run_merge_command)
 
     r = subparsers.add_parser(
-        "retire", help="set aside a sweep CSV's rows of kernel families that changed",
-        description="Move the rows of the named families from a sweep CSV to "
-                    "<name>.retired.csv beside it, so that the next `convdispatch sweep` "
-                    "measures the changed kernels again (other families' rows stay).")
-    r.add_argument("--families", required=True, type=family_list, metavar="F1,F2",
+        "retire", help="set aside sweep rows to measure again (changed kernels, noisy timings)",
+        description="Move rows from a sweep CSV to <name>.retired.csv beside it, so that the "
+                    "next `convdispatch sweep` of the same problems measures them again: the "
+                    "rows of kernel families that changed, and/or rows whose timing was "
+                    "disturbed. Other rows stay as they are.")
+    r.add_argument("--families", type=family_list, default=[], metavar="F1,F2",
                    help="kernel families whose rows to set aside")
+    r.add_argument("--max-spread", type=above_one, default=None, metavar="R",
+                   help="also set aside rows whose P80 / P20 latency exceeds R (e.g. 1.5)")
     r.add_argument("csvs", nargs="+", type=csv_path, help="sweep CSVs")
     r.set_defaults(func=run_retire_command)
 
@@ -123,10 +127,15 @@ def run_retire_command(args: argparse.Namespace) -> int:
 
     known = sorted(f.name for d in DIRECTIONS for f in registry.families(direction=d))
     bad = sorted(set(args.families) - set(known))
-    if not args.families or bad:
-        raise ValueError(f"unknown kernel famil{'ies' if len(bad) > 1 else 'y'} "
-                         f"{bad or args.families}; known: {known}")
+    if bad:
+        raise ValueError(f"unknown kernel famil{'ies' if len(bad) > 1 else 'y'} {bad}; "
+                         f"known: {known}")
+    if not args.families and args.max_spread is None:
+        raise ValueError("name --families and/or --max-spread: nothing to retire")
+    what = " or ".join(([f"of {','.join(args.families)}"] if args.families else [])
+                       + ([f"with P80/P20 > {args.max_spread:g}"]
+                          if args.max_spread is not None else []))
     for path in args.csvs:
-        moved, side = retire_rows(path, args.families)
-        print(f"{path}: {moved} rows of {','.join(args.families)} moved to {side}")
+        moved, side = retire_rows(path, args.families, args.max_spread)
+        print(f"{path}: {moved} rows {what} moved to {side}")
     return 0

@@ -164,18 +164,25 @@ def append_rows(path: str | os.PathLike, rows: Iterable[Mapping]) -> int:
     return len(rows)
 
 
-def retire_rows(path: str | os.PathLike, families: Iterable[str]) -> tuple[int, Path]:
-    """Move the rows of ``families`` (whose kernel changed, so they must be measured
-    again) from a sweep CSV to ``<name>.retired.csv`` beside it; returns (rows moved,
+def retire_rows(path: str | os.PathLike, families: Iterable[str] = (),
+                max_spread: float | None = None) -> tuple[int, Path]:
+    """Move rows that must be measured again from a sweep CSV to ``<name>.retired.csv``
+    beside it: those of ``families`` (whose kernel changed) and, with ``max_spread``,
+    those whose timing was disturbed (P80 / P20 latency above it). Returns (rows moved,
     that file). The kept lines stay byte for byte; the CSV is replaced atomically after
     the moved rows are safely appended, so a kill loses no row."""
     p = Path(path)
     families = set(families)
-    read_sweep(p)  # refuse a malformed CSV before touching it
+    df = read_sweep(p)  # refuse a malformed CSV before touching it
+    spread = df["latency_p80_us"] / df["latency_p20_us"]
+    pick = df["family"].isin(families)
+    if max_spread is not None:
+        pick |= spread.gt(max_spread).fillna(False)
     with open(p, newline="") as f:
         lines = f.readlines()
-    fam = lines[0].rstrip("\n").split(",").index("family")
-    moved = [ln for ln in lines[1:] if next(csv.reader([ln]))[fam] in families]
+    if len(lines) - 1 != len(df):
+        raise ValueError(f"{p}: {len(lines) - 1} lines but {len(df)} rows (a quoted newline?)")
+    moved = [ln for ln, take in zip(lines[1:], pick) if take]
     side = p.with_name(p.stem + ".retired.csv")
     if not moved:
         return 0, side
@@ -184,10 +191,9 @@ def retire_rows(path: str | os.PathLike, families: Iterable[str]) -> tuple[int, 
         f.writelines(([lines[0]] if new_side else []) + moved)
         f.flush()
         os.fsync(f.fileno())
-    moved_set = set(map(id, moved))
     tmp = p.with_name(p.name + ".tmp")
     with open(tmp, "w", newline="") as f:
-        f.writelines([lines[0]] + [ln for ln in lines[1:] if id(ln) not in moved_set])
+        f.writelines([lines[0]] + [ln for ln, take in zip(lines[1:], pick) if not take])
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, p)

@@ -42,6 +42,11 @@ def _quant(s: pd.Series) -> str:
     return f"{q[0]:.2f} / {q[1]:.2f} / {q[2]:.2f} ({len(s)} problems)"
 
 
+def _num(v, digits: int) -> str:
+    """A number for the table; '-' where the run had none (nothing was timed)."""
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
 def harness_lines(paths: Sequence[str]) -> list[str]:
     lines = ["| file | run | problems done | rows | check s | timing s | timed/s after "
              "compile | mean compile s | wall min |", "|---|---|---|---|---|---|---|---|---|"]
@@ -52,12 +57,16 @@ def harness_lines(paths: Sequence[str]) -> list[str]:
             continue
         meta = json.loads(side.read_text())
         for i, run in enumerate(meta.get("runs", [])):
-            s = run["summary"]
+            s = run.get("summary")
+            if s is None:  # killed before its summary was written; its rows are in the CSV
+                lines.append(f"| {Path(p).name} | {i} | no summary (run stopped before "
+                             f"writing it; started {run.get('start', '?')}) | | | | | | |")
+                continue
             total_min += s["wall_min"]
             lines.append(f"| {Path(p).name} | {i} | {s['problems_done']} | {s['rows_written']} | "
-                         f"{s['check_s']:.0f} | {s['timing_s']:.0f} | "
-                         f"{s['candidates_timed_per_s']:.1f} | {s['compile_s_mean']:.2f} | "
-                         f"{s['wall_min']:.1f} |")
+                         f"{_num(s['check_s'], 0)} | {_num(s['timing_s'], 0)} | "
+                         f"{_num(s['candidates_timed_per_s'], 1)} | "
+                         f"{_num(s['compile_s_mean'], 2)} | {_num(s['wall_min'], 1)} |")
     lines.append(f"\nGPU wall time of all runs: {total_min:.1f} min.")
     return lines
 
