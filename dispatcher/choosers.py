@@ -75,6 +75,21 @@ def wide_packed_pays(geom: ConvGeometry, device: DeviceSpec) -> bool:
     return programs >= WIDE_PACKED_WAVES * device.sm_count
 
 
+# Input channels above which pointwise_tma's 64-channel K box pays: picked on the train
+# plan's 232 problems it supports (the rule's efficiency there 0.81 without it; 0.91 for
+# any C, 0.93 above 32, 0.91 above 64; validation/results/pointwise_tma_h100/).
+TMA_MIN_C = 32
+
+
+def tma_pays(geom: ConvGeometry, device: DeviceSpec) -> bool:
+    """Whether a 1x1 conv goes to pointwise_tma first: it runs here (Hopper or the
+    interpreter, stride 1, channels_last, 16-byte rows) and has more than TMA_MIN_C input
+    channels."""
+    hopper = device.capability == (0, 0) or device.capability[0] >= 9
+    return (hopper and geom.c > TMA_MIN_C
+            and registry.family("pointwise_tma").rejects(geom) is None)
+
+
 def preferred_families(geom: ConvGeometry, device: DeviceSpec,
                        direction: str = "forward") -> tuple[list[str], str]:
     """Family order by the shape of the problem, and the rule that gave it."""
@@ -104,6 +119,9 @@ def preferred_families(geom: ConvGeometry, device: DeviceSpec,
     if geom.c <= 8:
         return ["stem", "implicit_gemm"], f"{geom.c} input channels: stem path"
     if geom.is_pointwise:
+        if tma_pays(geom, device):
+            return (["pointwise_tma", "pointwise", "splitk", "implicit_gemm"],
+                    "1x1 filter, stride 1, channels_last, Hopper: GEMM with TMA tiles")
         return ["pointwise", "splitk", "implicit_gemm"], "1x1 filter: GEMM over channels"
     tiles = math.ceil(geom.gemm_m / 128) * math.ceil(geom.kg / 128)
     if tiles < device.sm_count // 2 and geom.gemm_k >= 1024:

@@ -23,11 +23,11 @@ from ..kernels.grad_common import forward_gemm_view
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
                     "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
-                    "depthwise_span")
+                    "depthwise_span", "pointwise_tma")
 GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise",
                  "wgrad_gemm", "wgrad_packed", "wgrad_direct")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
@@ -43,7 +43,8 @@ FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
 # reduction runs over their GPT * C/g channels (block-diagonal weight tile); without a
 # BLOCK_K knob (grouped_rows: one dot over the whole run) a step is one channel;
 # span: FMA over BLOCK_M output rows x BLOCK_N elements of the (column, channel) row.
-FAMILY_KIND = {"implicit_gemm": "gemm", "pointwise": "gemm", "grouped_gemm": "gemm",
+FAMILY_KIND = {"implicit_gemm": "gemm", "pointwise": "gemm", "pointwise_tma": "gemm",
+               "grouped_gemm": "gemm",
                "splitk": "gemm", "stem": "flat", "grouped_direct": "direct",
                "grouped_packed": "packed", "grouped_rows": "packed", "depthwise": "direct",
                "depthwise_rows": "direct", "depthwise_span": "span",

@@ -48,6 +48,8 @@ def builtin_candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate
         out += [Candidate("implicit_gemm", c) for c in gemm]
         if geom.is_pointwise:
             out += [Candidate("pointwise", c) for c in gemm]
+            if geom.stride == (1, 1, 1) and geom.layout == "channels_last":
+                out += [Candidate("pointwise_tma", c) for c in gemm if c["BLOCK_K"] >= 32]
         if geom.c <= 8:
             out += [Candidate("stem", c) for c in gemm[:4]]
     else:
@@ -144,6 +146,8 @@ def synthetic_latency_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec
     lat = 4.0 + max(waves * per_prog, mem_us)
     if cand.family == "pointwise":
         lat *= 0.9
+    elif cand.family == "pointwise_tma":  # no address math; a half-empty K box when C is small
+        lat *= 0.8 if geom.c >= 64 else 1.2
     if split > 1:
         lat += 2.5 + split * geom.gemm_m * geom.k * 4 * 2 / bw
     return lat

@@ -15,6 +15,7 @@ from .grouped_packed import GroupedPackedFamily
 from .grouped_rows import GroupedRowsFamily
 from .implicit_gemm import ImplicitGemmFamily
 from .pointwise import PointwiseFamily
+from .pointwise_tma import PointwiseTmaFamily
 from .splitk import SplitKFamily
 from .stem import StemFamily
 from .wgrad_gemm import WgradGemmFamily
@@ -22,6 +23,7 @@ from .wgrad_gemm import WgradGemmFamily
 FAMILIES: list[KernelFamily] = [
     ImplicitGemmFamily(),
     PointwiseFamily(),
+    PointwiseTmaFamily(),
     GroupedGemmFamily(),
     GroupedPackedFamily(),
     GroupedRowsFamily(),

@@ -92,6 +92,10 @@ class Plan:
         self.steps = rec.steps
         for step in self.steps:
             for i, a in enumerate(step.args):
+                if isinstance(getattr(a, "base", None), torch.Tensor):
+                    # A TMA descriptor holds its tensor's address: replaying it would
+                    # read and write the first call's tensors.
+                    raise RuntimeError("a recorded launch took a tensor descriptor")
                 if isinstance(a, torch.Tensor):
                     name = by_ptr.get(id(a))
                     if name is None:

@@ -73,6 +73,23 @@ def pointwise_kernel(
                HAS_BIAS, HAS_RES, ACT, INT64)
 
 
+def launch_pointwise(call: ConvCall, cfg: Config) -> None:
+    g = call.geom
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    grid = (cdiv(g.gemm_m, bm) * cdiv(g.k, bn),)
+    sx = strides5(call.x)
+    sw = strides5(call.w)
+    launch_kernel(pointwise_kernel, grid,
+        call.x, call.w, *out_args(call),
+        g.gemm_m, g.c, g.k, *g.out_spatial, *g.stride, *sx, sw[0], sw[1],
+        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 8),
+        EVEN_C=g.c % bk == 0, ACT=call.activation, HAS_BIAS=call.bias is not None,
+        HAS_RES=call.residual is not None, PREC=dot_precision(call),
+        UPCAST=upcast_dot(call), INT64=needs_int64(call),
+        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+    )
+
+
 class PointwiseFamily(KernelFamily):
     name = "pointwise"
     summary = "1x1 convolution as a GEMM over channels (any stride)"
@@ -92,17 +109,4 @@ class PointwiseFamily(KernelFamily):
         return tiles_fit(geom, cfg) or super().config_ok(geom, cfg, device)
 
     def launch(self, call: ConvCall, cfg: Config) -> None:
-        g = call.geom
-        bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
-        grid = (cdiv(g.gemm_m, bm) * cdiv(g.k, bn),)
-        sx = strides5(call.x)
-        sw = strides5(call.w)
-        launch_kernel(pointwise_kernel, grid,
-            call.x, call.w, *out_args(call),
-            g.gemm_m, g.c, g.k, *g.out_spatial, *g.stride, *sx, sw[0], sw[1],
-            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 8),
-            EVEN_C=g.c % bk == 0, ACT=call.activation, HAS_BIAS=call.bias is not None,
-            HAS_RES=call.residual is not None, PREC=dot_precision(call),
-            UPCAST=upcast_dot(call), INT64=needs_int64(call),
-            num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
-        )
+        launch_pointwise(call, cfg)

@@ -468,3 +468,22 @@ def test_rule_takes_the_wide_packed_tile_where_it_fills_the_gpu(n, c, g, wide):
     assert (dec.candidate.config == WIDE_PACKED) == wide, dec.candidate
     assert ("32-channel tile" in dec.reason) == wide
     assert not dec.candidate.config.get("L1_TAPS")
+
+
+@pytest.mark.parametrize("kw,device,tma", [
+    (dict(c=256, k=64), "h100", True),  # ResNet-50 layer1.1.conv1
+    (dict(c=32, k=16), "h100", False),  # MobileNetV2 features.1: the K box half empty
+    (dict(c=256, k=512, stride=(1, 2, 2)), "h100", False),  # strided rows: no dense matrix
+    (dict(c=256, k=64, layout="contiguous"), "h100", False),
+    (dict(c=256, k=64), "a100", False),  # no TMA before compute capability 9.0
+])
+def test_rule_sends_wide_stride1_1x1s_to_pointwise_tma(kw, device, tma):
+    from convdispatch.dispatcher.choosers import RuleChooser, tma_pays
+    from convdispatch.kernels.device import lookup
+
+    spec = lookup(device)
+    geom = ConvGeometry(n=32, h=56, w=56, r=1, s=1, dtype="float16", **kw)
+    assert tma_pays(geom, spec) == tma
+    dec = RuleChooser().choose(geom, registry.candidates(geom, spec), spec)
+    assert (dec.candidate.family == "pointwise_tma") == tma, dec.candidate
+    assert ("TMA tiles" in dec.reason) == tma

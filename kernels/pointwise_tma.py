@@ -1,0 +1,140 @@
+"""1x1 stride-1 convolution as a GEMM whose operands move by TMA (Hopper).
+
+A channels_last input with stride 1 is a dense [M, C] matrix (M = N*D*H*W), the
+1x1 filter a dense [K, C] one and the output a dense [M, K] one, so every tile is
+a box of a 2D tensor: the tensor-memory accelerator loads the A and B tiles and
+stores the output tile (host-built descriptors, zero fill past each edge), with no
+per-row address or mask arithmetic in the loop. Bias, residual and activation are
+applied to the accumulator before the store.
+
+Where a tensor breaks TMA's rules at run time (a base address or row pitch that is
+not 16-byte aligned, e.g. a view with an odd storage offset), the same tile runs
+through the pointer-based ``pointwise`` kernel instead. The descriptors hold tensor
+addresses, so the dispatcher's fast path does not replay these launches with other
+tensors (``launcher.Plan`` refuses them): each eager call builds its descriptors, host
+time that a CUDA graph removes.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+from .base import Config, ConvCall, KernelFamily
+from .common import activate, cdiv, dot_precision, tile_ids, upcast_dot
+from .implicit_gemm import gemm_smem, tiles_fit
+from .launcher import launch_kernel
+from .pointwise import launch_pointwise
+
+
+@triton.jit(do_not_specialize=["M"])
+def pointwise_tma_kernel(
+    a_desc, b_desc, c_desc, r_desc, bias_ptr, M, C, KTOT,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
+    PREC: tl.constexpr, UPCAST: tl.constexpr,
+):
+    pid_m, pid_n = tile_ids(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(KTOT, BLOCK_N),
+                            GROUP_M)
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for c0 in range(0, C, BLOCK_K):
+        a = a_desc.load([off_m, c0])  # TMA fills past C (and M) with zeros
+        b = b_desc.load([off_n, c0])
+        if UPCAST:
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        acc = tl.dot(a, b.T, acc, input_precision=PREC)
+    if HAS_BIAS:
+        offs_n = off_n + tl.arange(0, BLOCK_N)
+        acc += tl.load(bias_ptr + offs_n, mask=offs_n < KTOT, other=0.0).to(tl.float32)[None, :]
+    if HAS_RES:
+        acc += r_desc.load([off_m, off_n]).to(tl.float32)
+    acc = activate(acc, ACT)
+    c_desc.store([off_m, off_n], acc.to(c_desc.dtype))  # TMA clips past M and K
+
+
+def rows_view(t: torch.Tensor, cols: int) -> torch.Tensor | None:
+    """``t`` (N, C, D, H, W in channels_last_3d order) as a dense [rows, cols] matrix
+    sharing its memory, or None when it is not one or breaks TMA's 16-byte rules."""
+    if t.data_ptr() % 16 or cols * t.element_size() % 16:
+        return None
+    n, _, d, h, w = t.shape
+    want = (d * h * w * cols, 1, h * w * cols, w * cols, cols)
+    if any(s != ws for s, ws, size in zip(t.stride(), want, t.shape) if size > 1):
+        return None
+    return t.as_strided((n * d * h * w, cols), (cols, 1))
+
+
+def launch_pointwise_tma(call: ConvCall, cfg: Config) -> None:
+    g = call.geom
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    x2 = rows_view(call.x, g.c)
+    w2 = rows_view(call.w, g.c)
+    y2 = rows_view(call.out, g.k)
+    r2 = rows_view(call.residual, g.k) if call.residual is not None else None
+    bias_ok = call.bias is None or call.bias.data_ptr() % 16 == 0
+    if x2 is None or w2 is None or y2 is None or not bias_ok or (
+            call.residual is not None and r2 is None):
+        launch_pointwise(call, cfg)  # same tile, pointer loads: correct for any strides
+        return
+    a_desc = TensorDescriptor.from_tensor(x2, [bm, bk])
+    b_desc = TensorDescriptor.from_tensor(w2, [bn, bk])
+    c_desc = TensorDescriptor.from_tensor(y2, [bm, bn])
+    r_desc = TensorDescriptor.from_tensor(r2, [bm, bn]) if r2 is not None else c_desc
+    grid = (cdiv(g.gemm_m, bm) * cdiv(g.k, bn),)
+    launch_kernel(pointwise_tma_kernel, grid,
+        a_desc, b_desc, c_desc, r_desc, call.bias if call.bias is not None else call.out,
+        g.gemm_m, g.c, g.k,
+        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 8),
+        ACT=call.activation, HAS_BIAS=call.bias is not None,
+        HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
+        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+    )
+
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages): TMA boxes are at most 256 a side;
+# Hopper's larger tiles and deeper pipelines pay once loads cost no registers.
+TMA_TILES = (
+    (64, 64, 64, 4, 4), (64, 128, 64, 4, 4), (128, 64, 64, 4, 4), (128, 64, 64, 4, 5),
+    (128, 128, 64, 4, 3), (128, 128, 64, 4, 4), (128, 128, 64, 8, 3), (128, 128, 64, 8, 4),
+    (128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 128, 8, 3), (64, 256, 64, 4, 4),
+)
+
+
+class PointwiseTmaFamily(KernelFamily):
+    name = "pointwise_tma"
+    summary = "1x1 stride-1 channels_last convolution as a GEMM with TMA loads and stores"
+    configs = tuple(Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=wp,
+                           num_stages=st) for bm, bn, bk, wp, st in TMA_TILES)
+
+    def supports(self, geom) -> str | None:
+        if not geom.is_pointwise or geom.g != 1:
+            return "not an ungrouped 1x1 convolution"
+        if geom.stride != (1, 1, 1):
+            return "strided 1x1: the input rows are not one dense matrix"
+        if geom.layout != "channels_last":
+            return "TMA reads the input as a dense [pixels, channels] matrix (channels_last)"
+        if geom.c * geom.elem_bytes % 16 or geom.k * geom.elem_bytes % 16:
+            return (f"TMA needs 16-byte rows: C={geom.c} and K={geom.k} channels of "
+                    f"{geom.elem_bytes} bytes")
+        return None
+
+    def smem_bytes(self, geom, cfg: Config) -> int:
+        # Pipelined A and B tiles plus the output tile staged for the TMA store.
+        return gemm_smem(geom, cfg) + cfg["BLOCK_M"] * cfg["BLOCK_N"] * geom.elem_bytes
+
+    def hard_ok(self, geom, cfg: Config, device) -> str | None:
+        if device.capability != (0, 0) and device.capability[0] < 9:
+            return f"TMA needs compute capability 9.0 or newer ({device.name} has " \
+                   f"{device.capability[0]}.{device.capability[1]})"
+        return super().hard_ok(geom, cfg, device)
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        return tiles_fit(geom, cfg) or super().config_ok(geom, cfg, device)
+
+    def launch(self, call: ConvCall, cfg: Config) -> None:
+        launch_pointwise_tma(call, cfg)

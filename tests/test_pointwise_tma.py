@@ -1,0 +1,174 @@
+"""pointwise_tma: 1x1 stride-1 channels_last convolutions through TMA descriptors
+(interpreter on the CPU; the H100 runs under -m gpu)."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import convdispatch as cd
+import pytest
+import torch
+from convdispatch.dispatcher import registry, run_candidate
+from convdispatch.kernels.base import Candidate, Config
+from convdispatch.kernels.device import INTERPRETER, lookup
+from convdispatch.kernels.geometry import ConvGeometry
+from convdispatch.kernels.launcher import Plan, Recorder
+from convdispatch.kernels.pointwise_tma import rows_view
+from helpers import TOL, conv_kwargs, poisoned_out, reference, rel_err, tensors_for
+
+G = functools.partial(ConvGeometry, r=1, s=1)
+FAMILY = registry.family("pointwise_tma")
+CFG = Config(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=4)
+
+
+def check(geom: ConvGeometry, config: Config = CFG, activation=None, residual=False,
+          x=None, seed=0) -> None:
+    xs, w, b = tensors_for(geom, seed=seed)
+    x = xs if x is None else x
+    res = poisoned_out(geom, x).normal_() if residual else None
+    out = poisoned_out(geom, x)
+    run_candidate(Candidate("pointwise_tma", config), x, w, b, geom, out=out,
+                  activation=activation, residual=res)
+    err = rel_err(out, reference(geom, x, w, b, res, activation))
+    assert err < TOL[geom.dtype], f"{config} on {geom.describe()}: rel err {err:.2e}"
+
+
+@pytest.mark.parametrize("geom", [
+    G(n=2, c=48, k=40, h=5, w=7, dtype="float32"),  # M, N and C tails in every tile
+    G(n=1, c=136, k=72, h=4, w=4, dtype="float16"),  # C past one BLOCK_K, K tail
+    G(n=2, c=32, k=16, d=2, h=3, w=3, t=1, dims=3, dtype="bfloat16"),
+], ids=lambda g: g.describe())
+def test_matches_torch(geom):
+    check(geom)
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
+def test_bias_residual_activation(activation):
+    check(G(n=1, c=64, k=48, h=6, w=5, dtype="float32"), activation=activation, residual=True)
+
+
+def test_misaligned_input_runs_through_the_pointer_kernel():
+    """A view whose address is not 16-byte aligned cannot be a TMA base: same tile, plain
+    loads, same result."""
+    geom = G(n=1, c=32, k=32, h=4, w=4, dtype="float16")
+    x, _, _ = tensors_for(geom)
+    buf = torch.empty(x.numel() + 1, dtype=x.dtype)
+    shifted = buf.as_strided(x.shape, x.stride(), storage_offset=1).copy_(x)
+    assert rows_view(shifted[:, :, None], geom.c) is None
+    check(geom, x=shifted)
+
+
+def test_descriptor_launches_are_not_replayed():
+    """The dispatcher's fast path replays recorded launches with new tensors; a TMA
+    descriptor would keep the first call's addresses, so such a launch records no plan and
+    every call runs the full launch: a second call with other tensors gets its own result."""
+    geom = G(n=1, c=32, k=32, h=4, w=4, dtype="float32")
+    _, w, b = tensors_for(geom)
+    cand = Candidate("pointwise_tma", CFG)
+    with cd.force(cand):
+        for seed in (1, 2):
+            x, _, _ = tensors_for(geom, seed=seed)
+            out = cd.conv2d(x, w, b)
+            assert rel_err(out, reference(geom, x, w, b)) < TOL["float32"]
+    x, _, _ = tensors_for(geom)
+    with Recorder() as rec:
+        run_candidate(cand, x, w, b, geom)
+    with pytest.raises(RuntimeError, match="tensor descriptor"):
+        Plan(rec, {"x": x, "w": w, "out": None, "bias": b, "residual": None})
+
+
+def test_feasibility():
+    h100, a100 = lookup("h100"), lookup("a100")
+    geom = G(n=32, c=256, k=64, h=56, w=56)
+    assert FAMILY.feasible(geom, CFG, h100) is None
+    assert FAMILY.feasible(geom, CFG, INTERPRETER) is None
+    assert "capability 9.0" in FAMILY.feasible(geom, CFG, a100)
+    assert "strided" in FAMILY.supports(G(n=1, c=64, k=64, h=8, w=8, stride=(1, 2, 2)))
+    assert "channels_last" in FAMILY.supports(G(n=1, c=64, k=64, h=8, w=8,
+                                                layout="contiguous"))
+    assert "16-byte rows" in FAMILY.supports(G(n=1, c=36, k=64, h=8, w=8))  # 72 bytes
+    assert FAMILY.supports(G(n=1, c=36, k=64, h=8, w=8, dtype="float32")) is None
+    assert "not an ungrouped 1x1" in FAMILY.supports(ConvGeometry(n=1, c=64, k=64, h=8, w=8,
+                                                                  r=3, s=3, pad=(0, 1, 1)))
+    assert "not an ungrouped 1x1" in FAMILY.supports(G(n=1, c=64, k=64, h=8, w=8, g=2))
+    big = Config(BLOCK_M=256, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3)
+    assert FAMILY.smem_bytes(geom, big) == 3 * (256 + 128) * 64 * 2 + 256 * 128 * 2
+    assert "shared memory" in FAMILY.runnable(dataclasses_replace(geom, dtype="float32"),
+                                              big, h100)
+
+
+def dataclasses_replace(geom, **kw):
+    import dataclasses
+
+    return dataclasses.replace(geom, **kw)
+
+
+_PTX = """
+import json, re
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from convdispatch.kernels.pointwise_tma import pointwise_tma_kernel as k
+bm, bn, bk = 128, 128, 64
+const = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, ACT=1, HAS_BIAS=True, HAS_RES=True,
+             PREC="ieee", UPCAST=False)
+box = {"a_desc": (bm, bk), "b_desc": (bn, bk), "c_desc": (bm, bn), "r_desc": (bm, bn)}
+sig = {n: "constexpr" if n in const else f"tensordesc<fp16[{box[n][0]}, {box[n][1]}]>"
+       if n in box else "*fp16" if n.endswith("_ptr") else "i32" for n in k.arg_names}
+src = ASTSource(k, sig, constexprs={(k.arg_names.index(a),): v for a, v in const.items()})
+ptx = triton.compile(src, target=GPUTarget("cuda", 90, 32),
+                     options=dict(num_warps=8, num_stages=3)).asm["ptx"]
+print(json.dumps({"tma": sorted(set(re.findall(r"cp[.]async[.]bulk[.]tensor[.]2d[.]([a-z]+)",
+                                               ptx))), "wgmma": "wgmma" in ptx}))
+"""
+
+
+def test_compiles_to_tma_copies_and_wgmma_for_sm90():
+    """Compiled for sm_90 in a process without the interpreter (no GPU needed): the tiles
+    move by TMA (global->shared loads, shared->global stores) and feed wgmma."""
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", _PTX], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == {"tma": ["global", "shared"], "wgmma": True}
+
+
+# --- on a GPU (CONVDISPATCH_GPU_TESTS=1 ... -m gpu through the device tool) --------------------
+GPU_CASES = [
+    G(n=32, c=256, k=64, h=56, w=56),  # ResNet-50 layer1.1.conv1
+    G(n=32, c=128, k=512, h=28, w=28),  # layer2.0.conv3
+    G(n=8, c=2048, k=512, h=7, w=7),
+    G(n=3, c=72, k=200, h=17, w=13),  # tails everywhere
+    G(n=2, c=64, k=64, d=4, h=14, w=14, t=1, dims=3),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,tol", [("float16", 1e-2), ("bfloat16", 3e-2), ("float32", 1e-2)])
+@pytest.mark.parametrize("base", GPU_CASES, ids=lambda g: g.describe())
+def test_gpu_configs_match_torch(base, dtype, tol):
+    """Every feasible config on the GPU against torch in float32, bias and a channels_last
+    residual on (so the TMA path, not the pointer fallback, runs)."""
+    import dataclasses
+
+    from convdispatch.kernels.device import spec_of
+
+    geom = dataclasses.replace(base, dtype=dtype)
+    cands = [c for c in registry.candidates(geom, spec_of("cuda"))
+             if c.family == "pointwise_tma"]
+    assert cands, geom.describe()
+    x, w, b = (t.cuda() for t in tensors_for(geom, bias=True))
+    res = poisoned_out(geom, x).cuda().normal_()
+    assert rows_view(x[:, :, None] if geom.dims == 2 else x, geom.c) is not None
+    conv = torch.nn.functional.conv2d if geom.dims == 2 else torch.nn.functional.conv3d
+    ref = torch.relu(conv(x.float(), w.float(), b.float(), **conv_kwargs(geom)) + res.float())
+    for cand in cands:
+        out = poisoned_out(geom, x).cuda()
+        run_candidate(cand, x, w, b, geom, out=out, activation="relu", residual=res)
+        err = float((out.float() - ref).norm() / ref.norm())
+        assert err < tol, f"{cand.id} on {geom.describe()}: rel err {err:.2e}"
