@@ -24,7 +24,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from .base import Config, ConvCall, KernelFamily
 from .common import activate, cdiv, dot_precision, tile_ids, upcast_dot
-from .implicit_gemm import gemm_smem, tiles_fit
+from .implicit_gemm import gemm_smem, make_configs, tiles_fit
 from .launcher import launch_kernel
 from .pointwise import launch_pointwise
 
@@ -108,8 +108,7 @@ TMA_TILES = (
 class PointwiseTmaFamily(KernelFamily):
     name = "pointwise_tma"
     summary = "1x1 stride-1 channels_last convolution as a GEMM with TMA loads and stores"
-    configs = tuple(Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=wp,
-                           num_stages=st) for bm, bn, bk, wp, st in TMA_TILES)
+    configs = make_configs(TMA_TILES, GROUP_M=8)
 
     def supports(self, geom) -> str | None:
         if not geom.is_pointwise or geom.g != 1:

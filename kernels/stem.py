@@ -23,6 +23,7 @@ from .common import (
     tile_ids,
     upcast_dot,
 )
+from .implicit_gemm import make_configs
 from .launcher import launch_kernel
 
 MAX_C = 8
@@ -102,8 +103,7 @@ STEM_TILES = (
 class StemFamily(KernelFamily):
     name = "stem"
     summary = "few input channels: reduction flattened over (t, r, s, c), filter size constexpr"
-    configs = tuple(Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=wp,
-                           num_stages=st) for bm, bn, bk, wp, st in STEM_TILES)
+    configs = make_configs(STEM_TILES, GROUP_M=8)
 
     def supports(self, geom) -> str | None:
         if geom.g != 1:

@@ -80,3 +80,20 @@ class SweepProblem:
     set: str
     layer: str
     geom: ConvGeometry
+
+
+def check_candidate(family: str, geom: ConvGeometry, config, *, activation=None,
+                    with_residual=False, bias=True, seed=0, x=None, tol=None) -> None:
+    """Run one config of a family into a poisoned output (bias, optional residual and
+    activation) and compare with the float64 reference by relative norm."""
+    from convdispatch.dispatcher import run_candidate
+    from convdispatch.kernels.base import Candidate
+
+    xs, w, b = tensors_for(geom, seed=seed, bias=bias)
+    x = xs if x is None else x
+    res = poisoned_out(geom, x).normal_() if with_residual else None
+    out = poisoned_out(geom, x)
+    run_candidate(Candidate(family, config), x, w, b, geom, out=out, activation=activation,
+                  residual=res)
+    err = rel_err(out, reference(geom, x, w, b, res, activation))
+    assert err < (tol or TOL[geom.dtype]), f"{config} on {geom.describe()}: rel err {err:.2e}"

@@ -18,7 +18,7 @@ from convdispatch.kernels import grouped_packed as gp
 from convdispatch.kernels.base import Candidate, Config
 from convdispatch.kernels.device import INTERPRETER, lookup
 from convdispatch.kernels.geometry import ConvGeometry
-from helpers import TOL, poisoned_out, reference, rel_err, tensors_for
+from helpers import check_candidate, poisoned_out, tensors_for
 
 G = functools.partial(ConvGeometry, dtype="float32")
 FAMILY = registry.family("grouped_packed")
@@ -33,16 +33,8 @@ def cfg(bm: int, bn: int, bk: int, warps: int = 4, stages: int = 3, tile_w: int 
                   **extra)
 
 
-def check(geom: ConvGeometry, config: Config, *, activation=None, with_residual=False,
-          bias=True, seed=0, x=None, tol=None) -> None:
-    xs, w, b = tensors_for(geom, seed=seed, bias=bias)
-    x = xs if x is None else x
-    res = poisoned_out(geom, x).normal_() if with_residual else None
-    out = poisoned_out(geom, x)
-    run_candidate(Candidate("grouped_packed", config), x, w, b, geom, out=out,
-                  activation=activation, residual=res)
-    err = rel_err(out, reference(geom, x, w, b, res, activation))
-    assert err < (tol or TOL[geom.dtype]), f"{config} on {geom.describe()}: rel err {err:.2e}"
+def check(geom: ConvGeometry, config: Config, **kw) -> None:
+    check_candidate("grouped_packed", geom, config, **kw)
 
 
 # (geometry, config): each exercises a tiling case of the packed layout.

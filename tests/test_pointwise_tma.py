@@ -15,23 +15,23 @@ from convdispatch.kernels.device import INTERPRETER, lookup
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.kernels.launcher import Plan, Recorder
 from convdispatch.kernels.pointwise_tma import rows_view
-from helpers import TOL, conv_kwargs, poisoned_out, reference, rel_err, tensors_for
+from helpers import (
+    TOL,
+    check_candidate,
+    conv_kwargs,
+    poisoned_out,
+    reference,
+    rel_err,
+    tensors_for,
+)
 
 G = functools.partial(ConvGeometry, r=1, s=1)
 FAMILY = registry.family("pointwise_tma")
 CFG = Config(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=4)
 
 
-def check(geom: ConvGeometry, config: Config = CFG, activation=None, residual=False,
-          x=None, seed=0) -> None:
-    xs, w, b = tensors_for(geom, seed=seed)
-    x = xs if x is None else x
-    res = poisoned_out(geom, x).normal_() if residual else None
-    out = poisoned_out(geom, x)
-    run_candidate(Candidate("pointwise_tma", config), x, w, b, geom, out=out,
-                  activation=activation, residual=res)
-    err = rel_err(out, reference(geom, x, w, b, res, activation))
-    assert err < TOL[geom.dtype], f"{config} on {geom.describe()}: rel err {err:.2e}"
+def check(geom: ConvGeometry, config: Config = CFG, **kw) -> None:
+    check_candidate("pointwise_tma", geom, config, **kw)
 
 
 @pytest.mark.parametrize("geom", [
@@ -45,7 +45,7 @@ def test_matches_torch(geom):
 
 @pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
 def test_bias_residual_activation(activation):
-    check(G(n=1, c=64, k=48, h=6, w=5, dtype="float32"), activation=activation, residual=True)
+    check(G(n=1, c=64, k=48, h=6, w=5, dtype="float32"), activation=activation, with_residual=True)
 
 
 def test_misaligned_input_runs_through_the_pointer_kernel():
