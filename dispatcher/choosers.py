@@ -85,8 +85,7 @@ def tma_pays(geom: ConvGeometry, device: DeviceSpec) -> bool:
     """Whether a 1x1 conv goes to pointwise_tma first: it runs here (Hopper or the
     interpreter, stride 1, channels_last, 16-byte rows) and has more than TMA_MIN_C input
     channels."""
-    hopper = device.capability == (0, 0) or device.capability[0] >= 9
-    return (hopper and geom.c > TMA_MIN_C
+    return (device.has_tma and geom.c > TMA_MIN_C
             and registry.family("pointwise_tma").rejects(geom) is None)
 
 

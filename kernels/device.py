@@ -22,6 +22,12 @@ class DeviceSpec:
     def is_hopper(self) -> bool:
         return self.capability[0] == 9
 
+    @property
+    def has_tma(self) -> bool:
+        """Tensor-memory-accelerator copies: compute capability 9.0 and newer, and the
+        interpreter (which emulates tensor descriptors)."""
+        return self.capability == (0, 0) or self.capability[0] >= 9
+
 
 # Known GPUs; a device that is not listed is described from its properties.
 KNOWN = {

@@ -127,7 +127,7 @@ class PointwiseTmaFamily(KernelFamily):
         return gemm_smem(geom, cfg) + cfg["BLOCK_M"] * cfg["BLOCK_N"] * geom.elem_bytes
 
     def hard_ok(self, geom, cfg: Config, device) -> str | None:
-        if device.capability != (0, 0) and device.capability[0] < 9:
+        if not device.has_tma:
             return f"TMA needs compute capability 9.0 or newer ({device.name} has " \
                    f"{device.capability[0]}.{device.capability[1]})"
         return super().hard_ok(geom, cfg, device)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from convdispatch.dispatcher import run_candidate
+from convdispatch.kernels.base import Candidate
 from convdispatch.kernels.geometry import ConvGeometry
 
 # float32 follows torch.backends.cudnn.allow_tf32 (on by default), hence tf32-level error.
@@ -86,9 +88,6 @@ def check_candidate(family: str, geom: ConvGeometry, config, *, activation=None,
                     with_residual=False, bias=True, seed=0, x=None, tol=None) -> None:
     """Run one config of a family into a poisoned output (bias, optional residual and
     activation) and compare with the float64 reference by relative norm."""
-    from convdispatch.dispatcher import run_candidate
-    from convdispatch.kernels.base import Candidate
-
     xs, w, b = tensors_for(geom, seed=seed, bias=bias)
     x = xs if x is None else x
     res = poisoned_out(geom, x).normal_() if with_residual else None

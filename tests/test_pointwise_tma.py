@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 
@@ -94,14 +95,8 @@ def test_feasibility():
     assert "not an ungrouped 1x1" in FAMILY.supports(G(n=1, c=64, k=64, h=8, w=8, g=2))
     big = Config(BLOCK_M=256, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3)
     assert FAMILY.smem_bytes(geom, big) == 3 * (256 + 128) * 64 * 2 + 256 * 128 * 2
-    assert "shared memory" in FAMILY.runnable(dataclasses_replace(geom, dtype="float32"),
+    assert "shared memory" in FAMILY.runnable(dataclasses.replace(geom, dtype="float32"),
                                               big, h100)
-
-
-def dataclasses_replace(geom, **kw):
-    import dataclasses
-
-    return dataclasses.replace(geom, **kw)
 
 
 _PTX = """
@@ -154,8 +149,6 @@ GPU_CASES = [
 def test_gpu_configs_match_torch(base, dtype, tol):
     """Every feasible config on the GPU against torch in float32, bias and a channels_last
     residual on (so the TMA path, not the pointer fallback, runs)."""
-    import dataclasses
-
     from convdispatch.kernels.device import spec_of
 
     geom = dataclasses.replace(base, dtype=dtype)

@@ -153,12 +153,14 @@ def _done_keys(out_csv: Path) -> tuple[set, dict]:
     return keys, cud.to_dict()
 
 
-def check_families(names: Sequence[str], direction: str) -> list[str]:
-    """The family names a sweep is limited to: registered ones of its direction."""
+def check_families(names: Sequence[str], direction: str | None) -> list[str]:
+    """The family names a sweep is limited to: registered ones of its direction (of any
+    direction with None)."""
     known = [f.name for f in registry.families(direction=direction)]
     bad = [n for n in names if n not in known]
     if not names or bad:
-        raise ValueError(f"unknown {direction} kernel famil{'ies' if len(bad) > 1 else 'y'} "
+        kind = f"{direction} kernel" if direction else "kernel"
+        raise ValueError(f"unknown {kind} famil{'ies' if len(bad) > 1 else 'y'} "
                          f"{bad or list(names)}; known: {known}")
     return list(names)
 

@@ -122,14 +122,11 @@ def run_merge_command(args: argparse.Namespace) -> int:
 
 
 def run_retire_command(args: argparse.Namespace) -> int:
-    from ..dispatcher import registry
+    from .sweep import check_families
     from .sweep_csv import retire_rows
 
-    known = sorted(f.name for d in DIRECTIONS for f in registry.families(direction=d))
-    bad = sorted(set(args.families) - set(known))
-    if bad:
-        raise ValueError(f"unknown kernel famil{'ies' if len(bad) > 1 else 'y'} {bad}; "
-                         f"known: {known}")
+    if args.families:
+        check_families(args.families, None)
     if not args.families and args.max_spread is None:
         raise ValueError("name --families and/or --max-spread: nothing to retire")
     what = " or ".join(([f"of {','.join(args.families)}"] if args.families else [])

@@ -174,9 +174,9 @@ def retire_rows(path: str | os.PathLike, families: Iterable[str] = (),
     p = Path(path)
     families = set(families)
     df = read_sweep(p)  # refuse a malformed CSV before touching it
-    spread = df["latency_p80_us"] / df["latency_p20_us"]
     pick = df["family"].isin(families)
     if max_spread is not None:
+        spread = df["latency_p80_us"] / df["latency_p20_us"]
         pick |= spread.gt(max_spread).fillna(False)
     with open(p, newline="") as f:
         lines = f.readlines()
