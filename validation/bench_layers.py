@@ -110,9 +110,9 @@ def bench_graph(fn, rep_ms: int) -> float:
 
 def paired_graph_times(fn_a, fn_b, rep_ms: int) -> tuple[float, float]:
     """Graph medians (ms) of two calls, each the lower of two rounds taken in the order
-    a, b, b, a: a stall of the machine during one measurement (seen on the H100 as a
-    5x cuDNN time in one of 63 layers) then hits neither side's result, and neither
-    side always runs first."""
+    a, b, b, a: a stall of the machine during one measurement (on the H100, cuDNN
+    timed 7x slow on one of 63 layers: validation/results/issue2_h100/rule_call32_one_round/)
+    then hits neither side's result, and neither side always runs first."""
     a1, b1 = bench_graph(fn_a, rep_ms), bench_graph(fn_b, rep_ms)
     b2, a2 = bench_graph(fn_b, rep_ms), bench_graph(fn_a, rep_ms)
     return min(a1, a2), min(b1, b2)
