@@ -27,20 +27,36 @@ class Chooser(Protocol):
         ...
 
 
-def grad_families(geom: ConvGeometry, direction: str) -> tuple[list[str], str]:
-    """Family order of a gradient direction: FMA for thin groups, else the GEMM."""
+def grad_families(geom: ConvGeometry, direction: str,
+                  device: DeviceSpec | None = None) -> tuple[list[str], str]:
+    """Family order of a gradient direction. dgrad with a forward equivalent (stride 1, or
+    a 1x1 filter without padding): the forward rule's order on that forward conv, run by
+    the ``dgrad_<forward family>`` twins; then, and otherwise, FMA for thin groups, else
+    the GEMM."""
+    from ..kernels.dgrad_forward import forward_problem
     from ..kernels.grad_packed import MAX_PACKED_CHANNELS
 
     direct, gemm, packed = (f"{direction}_{v}" for v in ("direct", "gemm", "packed"))
     if geom.g > 1 and geom.cg == 1:
-        if direction == "dgrad":
-            return (["dgrad_depthwise", direct, packed, gemm],
-                    "depthwise: dgrad as a depthwise conv of dY (stride 1), else by FMA")
-        return [direct, packed, gemm], f"depthwise: {direction} by FMA"
-    if geom.g > 1 and max(geom.cg, geom.kg) <= MAX_PACKED_CHANNELS:
-        return ([packed, gemm, direct],
-                f"{geom.cg} channels a group: {direction} with groups packed in MMA tiles")
-    return [gemm, packed, direct], f"{direction} as an implicit GEMM"
+        native, why = [direct, packed, gemm], f"depthwise: {direction} by FMA"
+    elif geom.g > 1 and max(geom.cg, geom.kg) <= MAX_PACKED_CHANNELS:
+        native, why = ([packed, gemm, direct],
+                       f"{geom.cg} channels a group: {direction} with groups packed in MMA "
+                       "tiles")
+    else:
+        native, why = [gemm, packed, direct], f"{direction} as an implicit GEMM"
+    if (direction == "wgrad" and device is not None and device.has_tma
+            and registry.family("wgrad_pointwise_tma").rejects(geom) is None):
+        return (["wgrad_pointwise_tma", *native],
+                "1x1 stride 1 channels_last on Hopper: dY^T X with TMA tiles")
+    tg = forward_problem(geom) if direction == "dgrad" and device is not None else None
+    if tg is not None:
+        order, fwd_why = preferred_families(tg, device)
+        twins = [f"dgrad_{f}" for f in order if registry.known(f"dgrad_{f}")
+                 and registry.family(f"dgrad_{f}").rejects(geom) is None]
+        if twins:
+            return twins + native, f"dgrad as the forward conv of dY ({fwd_why})"
+    return native, why
 
 
 def span_pays(geom: ConvGeometry) -> bool:
@@ -93,7 +109,7 @@ def preferred_families(geom: ConvGeometry, device: DeviceSpec,
                        direction: str = "forward") -> tuple[list[str], str]:
     """Family order by the shape of the problem, and the rule that gave it."""
     if direction != "forward":
-        return grad_families(geom, direction)
+        return grad_families(geom, direction, device)
     if geom.g > 1:
         if geom.cg == 1 and geom.dims == 2:
             if span_pays(geom):
@@ -214,16 +230,22 @@ class RuleChooser:
         def is_wide(cand: Candidate) -> bool:
             return wide and cand.family == "grouped_packed" and cand.config == WIDE_PACKED
 
+        def measured(family: str) -> dict:
+            # A dgrad twin of a forward family runs the forward kernel: its config order
+            # until the dgrad sweeps give one of its own.
+            fwd = getattr(registry.family(family), "forward", None)
+            return cfg_rank.get(family) or (cfg_rank.get(fwd.name, {}) if fwd else {})
+
         def key(cs):
             cand, est = cs
-            listed = cfg_rank.get(cand.family, {}).get(str(cand.config), math.inf)
+            listed = measured(cand.family).get(str(cand.config), math.inf)
             return (rank_of.get(cand.family, len(order)), -1 if is_wide(cand) else listed,
                     est, cand.id)
 
         scored = sorted(((c, estimate_us(geom, c, device)) for c in cands), key=key)
         best = scored[0][0]
         how = ("the family's best-ranked config in the measured order"
-               if str(best.config) in cfg_rank.get(best.family, {})
+               if str(best.config) in measured(best.family)
                else "the config with the fewest estimated waves of padded tiles")
         if is_wide(best):
             how = "a 32-channel tile of whole groups that fills two waves of SMs"

@@ -34,6 +34,10 @@ def candidates(geom: ConvGeometry, device: DeviceSpec,
     return out
 
 
+def known(name: str) -> bool:
+    return name in _BY_NAME
+
+
 def direction_of(cand: Candidate) -> str:
     return family(cand.family).direction
 

@@ -109,6 +109,12 @@ class ConvCall:
     geom: ConvGeometry
     activation: int = 0
     allow_tf32: bool = True
+    # dgrad through a forward kernel (kernels/dgrad_forward.py): ``w`` is the stored
+    # filter and this call's output channels are its input channels (``transposed_w``),
+    # its taps read in reverse order (``flip_taps``). Only the dense GEMM launchers
+    # (implicit_gemm, splitk, pointwise, pointwise_tma) take such calls.
+    transposed_w: bool = False
+    flip_taps: bool = False
 
 
 @dataclass

@@ -183,6 +183,15 @@ def strides5(t) -> tuple[int, int, int, int, int]:
     return tuple(t.stride())  # type: ignore[return-value]
 
 
+def weight_strides(call) -> tuple[int, int, int, int, int]:
+    """Strides of the filter as the call's kernel indexes it: (output channel, input
+    channel, t, r, s); a ``transposed_w`` call swaps the stored filter's channel axes."""
+    s = strides5(call.w)
+    if getattr(call, "transposed_w", False):
+        return (s[1], s[0], *s[2:])
+    return s
+
+
 def out_args(call) -> tuple:
     """Epilogue arguments shared by every family's launch."""
     res = call.residual if call.residual is not None else call.out

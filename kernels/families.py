@@ -6,8 +6,9 @@ from .base import KernelFamily
 from .depthwise import DepthwiseFamily
 from .depthwise_rows import DepthwiseRowsFamily
 from .depthwise_span import DepthwiseSpanFamily
+from .dgrad_forward import FORWARD_DGRAD_FAMILIES
 from .dgrad_gemm import DgradGemmFamily
-from .grad_direct import DgradDepthwiseFamily, DgradDirectFamily, WgradDirectFamily
+from .grad_direct import DgradDirectFamily, WgradDirectFamily
 from .grad_packed import DgradPackedFamily, WgradPackedFamily
 from .grouped_direct import GroupedDirectFamily
 from .grouped_gemm import GroupedGemmFamily
@@ -19,6 +20,7 @@ from .pointwise_tma import PointwiseTmaFamily
 from .splitk import SplitKFamily
 from .stem import StemFamily
 from .wgrad_gemm import WgradGemmFamily
+from .wgrad_pointwise_tma import WgradPointwiseTmaFamily
 
 FAMILIES: list[KernelFamily] = [
     ImplicitGemmFamily(),
@@ -36,8 +38,9 @@ FAMILIES: list[KernelFamily] = [
     DgradGemmFamily(),
     DgradPackedFamily(),
     DgradDirectFamily(),
-    DgradDepthwiseFamily(),
+    *FORWARD_DGRAD_FAMILIES,
     WgradGemmFamily(),
     WgradPackedFamily(),
     WgradDirectFamily(),
+    WgradPointwiseTmaFamily(),
 ]

@@ -15,8 +15,6 @@ run as FMA over channels, NHWC channels contiguous in each load:
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import triton
 import triton.language as tl
 
@@ -26,16 +24,14 @@ from .common import (
     needs_int64,
     phase_origin,
     phase_tap,
-    pixel_grid,
     pixel_tap_rows,
     split_rows,
     strides5,
     tap_steps,
 )
 from .dgrad_gemm import phase_rows
-from .geometry import DTYPES
 from .grad_common import GradFamily, GradGrid, grad_acc
-from .launcher import launch_kernel, workspace
+from .launcher import launch_kernel
 from .wgrad_gemm import reduce_splits, split_ok, split_workspace
 
 _RUNTIME_INTS = ["M", "P", "D", "H", "W", "OD", "OH", "OW", "T", "R", "S",
@@ -245,91 +241,3 @@ class WgradDirectFamily(GradFamily):
         )
         if split > 1:
             reduce_splits(call, ws, split)
-
-
-@lru_cache(maxsize=1024)  # asked once per config of the family when candidates are listed
-def transposed_geometry(geom):
-    """The stride-1 forward convolution whose output is dX: dY convolved with the flipped
-    filter (channels swapped), or None when the padding it needs would be negative."""
-    from .geometry import ConvGeometry
-
-    if geom.stride != (1, 1, 1):
-        return None
-    taps = (geom.t, geom.r, geom.s)
-    lo = tuple(dl * (t - 1) - p for dl, t, p in zip(geom.dilation, taps, geom.pad))
-    out = geom.out_spatial
-    hi = tuple(size - o + dl * (t - 1) - low for size, o, dl, t, low in
-               zip((geom.d, geom.h, geom.w), out, geom.dilation, taps, lo))
-    if min(lo + hi) < 0:
-        return None
-    return ConvGeometry(n=geom.n, c=geom.k, k=geom.c, g=geom.g, d=out[0], h=out[1], w=out[2],
-                        t=geom.t, r=geom.r, s=geom.s, pad=lo, pad_hi=hi,
-                        dilation=geom.dilation, dims=geom.dims, dtype=geom.dtype,
-                        layout=geom.layout)
-
-
-@triton.jit
-def flip_taps_kernel(w_ptr, out_ptr, TOTAL, T, R, S, swk, swc, swt, swr, sws,
-                     BLOCK: tl.constexpr):
-    """out[k, 0, t, r, s] = w[k, 0, T-1-t, R-1-r, S-1-s] (one input channel a group);
-    out is contiguous."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < TOTAL
-    s = offs % S
-    r = (offs // S) % R
-    t = (offs // (S * R)) % T
-    k = offs // (S * R * T)
-    src = k * swk + (T - 1 - t) * swt + (R - 1 - r) * swr + (S - 1 - s) * sws
-    tl.store(out_ptr + offs, tl.load(w_ptr + src, mask=mask), mask=mask)
-
-
-class DgradDepthwiseFamily(GradFamily):
-    """dgrad of a stride-1 depthwise conv is a depthwise conv of dY with the flipped filter:
-    the forward ``depthwise`` family's 2D-tile kernel and config space run it."""
-
-    name = "dgrad_depthwise"
-    summary = "gradient of the input for stride-1 depthwise: the forward depthwise kernel on dY"
-    direction = "dgrad"
-    dtypes = DTYPES
-
-    def __init__(self) -> None:
-        from .depthwise import DepthwiseFamily
-
-        self.forward = DepthwiseFamily()
-        self.configs = self.forward.configs
-
-    def supports(self, geom) -> str | None:
-        if geom.g == 1 or geom.cg != 1 or geom.kg != 1:
-            return "not a depthwise convolution with one output channel a group"
-        tg = transposed_geometry(geom)
-        if tg is None:
-            return "stride > 1, or padding past the filter's reach: no forward equivalent"
-        return self.forward.supports(tg)
-
-    def config_ok(self, geom, cfg, device) -> str | None:
-        return self.forward.config_ok(transposed_geometry(geom), cfg, device)
-
-    def grid(self, geom, cfg: Config) -> GradGrid:
-        """The forward depthwise kernel's pixel tiles x channel blocks on the transposed
-        geometry (FMA over the taps)."""
-        tg = transposed_geometry(geom)
-        bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
-        taps = geom.t * geom.r * geom.s
-        return GradGrid(m=tg.gemm_m, n=tg.k, red=taps, block_m=bm, block_n=bn,
-                        tiles_m=pixel_grid(tg, bm, cfg.get("TILE_W", 0))[0],
-                        tiles_n=cdiv(tg.k, bn), mult=1, k_steps=taps, k_block=1,
-                        fma=True)
-
-    def launch(self, call: GradCall, cfg: Config) -> None:
-        from .base import ConvCall
-
-        # The flipped filter is a copy of C x taps elements: negligible next to dY and dX.
-        # A kernel into scratch (not torch's flip) so that recorded launches can replay it.
-        w, taps = call.w, call.geom.t * call.geom.r * call.geom.s
-        flipped = workspace(tuple(w.shape), w.device, w.dtype)
-        launch_kernel(flip_taps_kernel, (cdiv(w.shape[0] * taps, 256),), w, flipped,
-                      w.shape[0] * taps, *w.shape[2:], *strides5(w), BLOCK=256)
-        conv = ConvCall(x=call.dy, w=flipped, out=call.out, bias=None, residual=None,
-                        geom=transposed_geometry(call.geom), activation=0,
-                        allow_tf32=call.allow_tf32)
-        self.forward.launch(conv, cfg)

@@ -29,6 +29,7 @@ from .common import (
     tap_origin,
     tile_ids,
     upcast_dot,
+    weight_strides,
 )
 from .launcher import launch_kernel
 
@@ -130,10 +131,16 @@ def launch_igemm(call: ConvCall, cfg: Config, workspace: torch.Tensor | None = N
     iters = k_iters(call, bk)
     per_split = cdiv(iters, split)
     grid = (cdiv(g.gemm_m, bm) * cdiv(g.kg, bn), g.g, split)
+    pads, dils = g.pad, g.dilation
+    if call.flip_taps:
+        # Tap i of the reversed filter is stored tap (taps - 1 - i): walking the stored
+        # taps in order with negated dilation and padding visits the same input pixels.
+        pads = tuple(p - d * (f - 1) for p, d, f in zip(g.pad, g.dilation, (g.t, g.r, g.s)))
+        dils = tuple(-d for d in g.dilation)
     launch_kernel(igemm_kernel, grid,
         call.x, call.w, *out_args(call), workspace if workspace is not None else call.out,
         g.gemm_m, g.cg, g.kg, g.d, g.h, g.w, od, oh, ow, g.t, g.r, g.s,
-        *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),
+        *g.stride, *pads, *dils, *strides5(call.x), *weight_strides(call),
         iters, per_split,
         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 8), SPLIT_K=split,
         EVEN_C=g.cg % bk == 0, HAS_DEPTH=g.has_depth, ACT=call.activation,

@@ -38,6 +38,7 @@ class Scratch:
     name: str
     shape: tuple
     dtype: torch.dtype
+    strides: tuple | None = None
 
 
 class Recorder:
@@ -69,14 +70,22 @@ def _launch(kernel, grid, args, kwargs) -> None:
         kernel[grid](*args, **kwargs)
 
 
-def workspace(shape: tuple, device, dtype=torch.float32) -> torch.Tensor:
-    t = torch.empty(shape, device=device, dtype=dtype)
+def workspace(shape: tuple, device, dtype=torch.float32,
+              strides: tuple | None = None) -> torch.Tensor:
+    """Scratch memory of one launch (dense; ``strides`` orders its axes in memory)."""
+    t = _empty(shape, strides, device, dtype)
     rec = _recorder.get()
     if rec is not None:
         name = f"scratch{len(rec.scratch)}"
-        rec.scratch.append(Scratch(name, tuple(shape), dtype))
+        rec.scratch.append(Scratch(name, tuple(shape), dtype, strides))
         rec._scratch_ids[id(t)] = name
     return t
+
+
+def _empty(shape: tuple, strides: tuple | None, device, dtype) -> torch.Tensor:
+    if strides is None:
+        return torch.empty(shape, device=device, dtype=dtype)
+    return torch.empty_strided(shape, strides, device=device, dtype=dtype)
 
 
 class Plan:
@@ -106,7 +115,7 @@ class Plan:
 
     def run(self, tensors: dict[str, torch.Tensor | None], device) -> None:
         for s in self.scratch:
-            tensors[s.name] = torch.empty(s.shape, device=device, dtype=s.dtype)
+            tensors[s.name] = _empty(s.shape, s.strides, device, s.dtype)
         for step in self.steps:
             args = list(step.args)
             for i, name in step.slots:

@@ -20,6 +20,7 @@ from .common import (
     strides5,
     tile_ids,
     upcast_dot,
+    weight_strides,
 )
 from .implicit_gemm import DENSE_TILES, gemm_smem, make_configs, tiles_fit
 from .launcher import launch_kernel
@@ -78,7 +79,7 @@ def launch_pointwise(call: ConvCall, cfg: Config) -> None:
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     grid = (cdiv(g.gemm_m, bm) * cdiv(g.k, bn),)
     sx = strides5(call.x)
-    sw = strides5(call.w)
+    sw = weight_strides(call)
     launch_kernel(pointwise_kernel, grid,
         call.x, call.w, *out_args(call),
         g.gemm_m, g.c, g.k, *g.out_spatial, *g.stride, *sx, sw[0], sw[1],

@@ -34,7 +34,7 @@ def pointwise_tma_kernel(
     a_desc, b_desc, c_desc, r_desc, bias_ptr, M, C, KTOT,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
-    PREC: tl.constexpr, UPCAST: tl.constexpr,
+    PREC: tl.constexpr, UPCAST: tl.constexpr, B_ROWS_K: tl.constexpr,
 ):
     pid_m, pid_n = tile_ids(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(KTOT, BLOCK_N),
                             GROUP_M)
@@ -43,11 +43,14 @@ def pointwise_tma_kernel(
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for c0 in range(0, C, BLOCK_K):
         a = a_desc.load([off_m, c0])  # TMA fills past C (and M) with zeros
-        b = b_desc.load([off_n, c0])
+        if B_ROWS_K:  # filter stored [C, K]: a box of it is already the [BK, BN] operand
+            b = b_desc.load([c0, off_n])
+        else:
+            b = b_desc.load([off_n, c0]).T
         if UPCAST:
             a = a.to(tl.float32)
             b = b.to(tl.float32)
-        acc = tl.dot(a, b.T, acc, input_precision=PREC)
+        acc = tl.dot(a, b, acc, input_precision=PREC)
     if HAS_BIAS:
         offs_n = off_n + tl.arange(0, BLOCK_N)
         acc += tl.load(bias_ptr + offs_n, mask=offs_n < KTOT, other=0.0).to(tl.float32)[None, :]
@@ -55,6 +58,29 @@ def pointwise_tma_kernel(
         acc += r_desc.load([off_m, off_n]).to(tl.float32)
     acc = activate(acc, ACT)
     c_desc.store([off_m, off_n], acc.to(c_desc.dtype))  # TMA clips past M and K
+
+
+def dense_rows_rejects(geom) -> str | None:
+    """Why the pixels x channels matrices of a 1x1 conv are not TMA boxes (None: they are):
+    ungrouped, stride 1, channels_last, 16-byte rows."""
+    if not geom.is_pointwise or geom.g != 1:
+        return "not an ungrouped 1x1 convolution"
+    if geom.stride != (1, 1, 1):
+        return "strided 1x1: the input rows are not one dense matrix"
+    if geom.layout != "channels_last":
+        return "TMA reads the input as a dense [pixels, channels] matrix (channels_last)"
+    if geom.c * geom.elem_bytes % 16 or geom.k * geom.elem_bytes % 16:
+        return (f"TMA needs 16-byte rows: C={geom.c} and K={geom.k} channels of "
+                f"{geom.elem_bytes} bytes")
+    return None
+
+
+def tma_missing(device) -> str | None:
+    """Why ``device`` cannot run TMA kernels (None: it can)."""
+    if device.has_tma:
+        return None
+    return (f"TMA needs compute capability 9.0 or newer ({device.name} has "
+            f"{device.capability[0]}.{device.capability[1]})")
 
 
 def rows_view(t: torch.Tensor, cols: int) -> torch.Tensor | None:
@@ -73,7 +99,9 @@ def launch_pointwise_tma(call: ConvCall, cfg: Config) -> None:
     g = call.geom
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     x2 = rows_view(call.x, g.c)
-    w2 = rows_view(call.w, g.c)
+    # A transposed_w call (dgrad) reads the stored [C, K] filter as its rows: out channel
+    # = stored input channel, so the [K rows, C cols] matrix of the stored filter is used.
+    w2 = rows_view(call.w, g.k if call.transposed_w else g.c)
     y2 = rows_view(call.out, g.k)
     r2 = rows_view(call.residual, g.k) if call.residual is not None else None
     bias_ok = call.bias is None or call.bias.data_ptr() % 16 == 0
@@ -82,7 +110,7 @@ def launch_pointwise_tma(call: ConvCall, cfg: Config) -> None:
         launch_pointwise(call, cfg)  # same tile, pointer loads: correct for any strides
         return
     a_desc = TensorDescriptor.from_tensor(x2, [bm, bk])
-    b_desc = TensorDescriptor.from_tensor(w2, [bn, bk])
+    b_desc = TensorDescriptor.from_tensor(w2, [bk, bn] if call.transposed_w else [bn, bk])
     c_desc = TensorDescriptor.from_tensor(y2, [bm, bn])
     r_desc = TensorDescriptor.from_tensor(r2, [bm, bn]) if r2 is not None else c_desc
     grid = (cdiv(g.gemm_m, bm) * cdiv(g.k, bn),)
@@ -92,7 +120,7 @@ def launch_pointwise_tma(call: ConvCall, cfg: Config) -> None:
         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 8),
         ACT=call.activation, HAS_BIAS=call.bias is not None,
         HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
-        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+        B_ROWS_K=call.transposed_w, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
     )
 
 
@@ -111,26 +139,14 @@ class PointwiseTmaFamily(KernelFamily):
     configs = make_configs(TMA_TILES, GROUP_M=8)
 
     def supports(self, geom) -> str | None:
-        if not geom.is_pointwise or geom.g != 1:
-            return "not an ungrouped 1x1 convolution"
-        if geom.stride != (1, 1, 1):
-            return "strided 1x1: the input rows are not one dense matrix"
-        if geom.layout != "channels_last":
-            return "TMA reads the input as a dense [pixels, channels] matrix (channels_last)"
-        if geom.c * geom.elem_bytes % 16 or geom.k * geom.elem_bytes % 16:
-            return (f"TMA needs 16-byte rows: C={geom.c} and K={geom.k} channels of "
-                    f"{geom.elem_bytes} bytes")
-        return None
+        return dense_rows_rejects(geom)
 
     def smem_bytes(self, geom, cfg: Config) -> int:
         # Pipelined A and B tiles plus the output tile staged for the TMA store.
         return gemm_smem(geom, cfg) + cfg["BLOCK_M"] * cfg["BLOCK_N"] * geom.elem_bytes
 
     def hard_ok(self, geom, cfg: Config, device) -> str | None:
-        if not device.has_tma:
-            return f"TMA needs compute capability 9.0 or newer ({device.name} has " \
-                   f"{device.capability[0]}.{device.capability[1]})"
-        return super().hard_ok(geom, cfg, device)
+        return tma_missing(device) or super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg, device) -> str | None:
         return tiles_fit(geom, cfg) or super().config_ok(geom, cfg, device)

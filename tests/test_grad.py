@@ -51,6 +51,33 @@ CASES = [
                           pad_hi=(0, 2, 2), layout="contiguous")),  # asymmetric 'same'
     ("dgrad_depthwise", G(n=1, c=8, k=8, g=8, d=3, h=5, w=4, t=3, r=3, s=3, pad=(1, 2, 2),
                           dilation=(1, 2, 2), dims=3)),
+    # dgrad through the forward kernels (stride 1, or a 1x1 filter at any stride)
+    ("dgrad_implicit_gemm", G(n=2, c=16, k=24, h=6, w=7, r=3, s=3, pad=(0, 1, 1),
+                              layout="channels_last")),
+    ("dgrad_implicit_gemm", G(n=1, c=16, k=32, h=9, w=8, r=3, s=5, pad=(0, 2, 1),
+                              dilation=(1, 2, 1), layout="contiguous")),
+    ("dgrad_implicit_gemm", G(n=1, c=16, k=16, h=6, w=6, r=4, s=4, pad=(0, 1, 1),
+                              pad_hi=(0, 2, 2))),
+    ("dgrad_implicit_gemm", G(n=1, c=16, k=16, d=4, h=5, w=5, t=3, r=3, s=3, pad=(1, 1, 1),
+                              dims=3)),
+    ("dgrad_implicit_gemm", G(n=1, c=32, k=16, h=9, w=7, r=1, s=1, stride=(1, 2, 2))),
+    ("dgrad_splitk", G(n=1, c=64, k=64, h=4, w=4, r=3, s=3, pad=(0, 1, 1))),
+    ("dgrad_pointwise", G(n=2, c=32, k=48, h=5, w=6, r=1, s=1, layout="channels_last")),
+    ("dgrad_pointwise", G(n=2, c=32, k=48, h=9, w=7, r=1, s=1, stride=(1, 2, 2))),
+    ("dgrad_pointwise", G(n=1, c=16, k=32, d=5, h=4, w=6, r=1, s=1, stride=(2, 1, 3),
+                          dims=3)),
+    ("dgrad_pointwise_tma", G(n=2, c=64, k=48, h=5, w=6, r=1, s=1, dtype="float16",
+                              layout="channels_last")),
+    ("dgrad_grouped_packed", G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1),
+                               layout="channels_last")),
+    ("dgrad_grouped_packed", G(n=1, c=24, k=48, g=6, h=9, w=8, r=3, s=3, pad=(0, 1, 1),
+                               layout="contiguous")),  # 4 in / 8 out a group
+    ("dgrad_grouped_rows", G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1),
+                             layout="channels_last")),
+    ("dgrad_depthwise_span", G(n=2, c=24, k=24, g=24, h=9, w=11, r=3, s=3, pad=(0, 1, 1),
+                               dtype="float16", layout="channels_last")),
+    ("dgrad_depthwise_span", G(n=1, c=40, k=40, g=40, h=8, w=8, r=5, s=5, pad=(0, 2, 2),
+                               dtype="bfloat16", layout="channels_last")),
     ("wgrad_gemm", G(n=2, c=16, k=24, h=6, w=7, r=3, s=3, pad=(0, 1, 1))),
     ("wgrad_gemm", G(n=3, c=20, k=16, h=9, w=8, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
                      layout="contiguous")),
@@ -58,6 +85,10 @@ CASES = [
                      pad=(0, 2, 2))),
     ("wgrad_gemm", G(n=1, c=16, k=16, d=4, h=5, w=5, t=3, r=3, s=3, pad=(1, 1, 1), dims=3)),
     ("wgrad_gemm", G(n=1, c=16, k=16, h=6, w=6, r=4, s=4, pad=(0, 1, 1), pad_hi=(0, 2, 2))),
+    ("wgrad_pointwise_tma", G(n=2, c=64, k=48, h=5, w=6, r=1, s=1, dtype="float16",
+                              layout="channels_last")),
+    ("wgrad_pointwise_tma", G(n=1, c=16, k=32, d=3, h=4, w=5, r=1, s=1, dims=3,
+                              dtype="bfloat16", layout="channels_last")),
     ("wgrad_packed", G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1))),
     ("wgrad_packed", G(n=1, c=24, k=48, g=6, h=9, w=8, r=3, s=3, stride=(1, 2, 2),
                        pad=(0, 1, 1), layout="contiguous")),
@@ -100,6 +131,14 @@ def run_family(family: str, cfg: Config, geom, x, w, dy) -> torch.Tensor:
     return run_grad_candidate(Candidate(family, cfg), direction, dy, x, w, geom, out=out)
 
 
+TOL = {"float16": 5e-3, "bfloat16": 3e-2, "float32": 2e-3}  # fp32 follows allow_tf32
+
+
+def forward_twin(family: str) -> bool:
+    """A dgrad family that runs a forward family's kernel (kernels/dgrad_forward.py)."""
+    return hasattr(registry.family(family), "forward")
+
+
 @pytest.mark.parametrize("family,geom", CASES, ids=[f"{f}-{i}" for i, (f, _) in enumerate(CASES)])
 def test_family_matches_torch(family, geom):
     x, w, dy = grad_tensors(geom)
@@ -109,7 +148,43 @@ def test_family_matches_torch(family, geom):
     assert cands, f"{family} offers nothing for {geom.describe()}"
     for cand in (cands[0], cands[-1]):
         out = run_family(family, cand.config, geom, x, w, dy)
-        assert rel_err(out, ref) < 2e-3, cand.id  # tf32 level: fp32 follows allow_tf32
+        assert rel_err(out, ref) < TOL[geom.dtype], cand.id
+
+
+def test_every_gradient_family_has_cases():
+    assert set(GRAD_FAMILIES) <= {f for f, _ in CASES}
+
+
+def test_wgrad_tma_split_and_unaligned_fallback():
+    """SPLIT_K > 1 adds float32 slices in a fixed order (same bits twice); a view whose
+    rows break TMA's 16-byte rule runs the pointer kernel with the same tile."""
+    fam = registry.family("wgrad_pointwise_tma")
+    geom = G(n=4, c=32, k=32, h=8, w=8, r=1, s=1, layout="channels_last")
+    x, w, dy = grad_tensors(geom, seed=4)
+    ref = grad_ref(geom, "wgrad", x, w, dy)
+    cfg = next(c for c in fam.configs if c["SPLIT_K"] == 4 and c["BLOCK_M"] == 64
+               and c["BLOCK_N"] == 64)
+    a = run_family(fam.name, cfg, geom, x, w, dy)
+    b = run_family(fam.name, cfg, geom, x, w, dy)
+    assert torch.equal(a, b) and rel_err(a, ref) < TOL["float32"]
+    big = torch.randn(4, 33, 8, 8).to(memory_format=torch.channels_last)
+    x_odd = big[:, 1:]  # 33-channel rows: not a dense [pixels, 32] matrix
+    x_odd.copy_(x)
+    out = run_family(fam.name, cfg, geom, x_odd, w, dy)
+    assert rel_err(out, ref) < TOL["float32"]
+
+
+def small_geometry(family: str, dtype: str, r: int = 3) -> ConvGeometry:
+    """A tiny geometry ``family`` runs: strided first (the stride-phase paths), then stride
+    1 (the forward twins), ungrouped, grouped (4 or 8 channels a group) or depthwise."""
+    fam = registry.family(family)
+    for c, g, st in ((16, 1, 2), (16, 4, 2), (16, 2, 2), (16, 16, 2), (16, 1, 1), (16, 4, 1),
+                     (16, 2, 1), (16, 16, 1), (64, 1, 1)):
+        geom = ConvGeometry(n=2, c=c, k=c, g=g, h=6, w=5, r=r, s=r, stride=(1, st, st),
+                            pad=(0, r // 2, r // 2), dtype=dtype)
+        if fam.candidates(geom, INTERPRETER):
+            return geom
+    raise AssertionError(f"no small geometry for {family} in {dtype}")
 
 
 @pytest.mark.parametrize("dtype,tol", [("float16", 5e-3), ("bfloat16", 3e-2), ("float64", 1e-12)])
@@ -117,10 +192,7 @@ def test_family_matches_torch(family, geom):
 def test_family_dtypes(family, dtype, tol):
     if dtype not in registry.family(family).dtypes:
         pytest.skip(f"{family} has no {dtype} kernel")
-    g = {"gemm": 1, "depthwise": 16}.get(family.split("_")[1], 4)
-    stride = (1, 1, 1) if family == "dgrad_depthwise" else (1, 2, 1)
-    geom = ConvGeometry(n=2, c=16, k=16, g=g, h=6, w=5, r=3, s=3, stride=stride,
-                        pad=(0, 1, 1), dtype=dtype)
+    geom = small_geometry(family, dtype, r=1 if "pointwise" in family else 3)
     x, w, dy = grad_tensors(geom, seed=1)
     direction = registry.family(family).direction
     cand = next(c for c in registry.candidates(geom, INTERPRETER, direction)
@@ -134,13 +206,12 @@ def test_family_dtypes(family, dtype, tol):
 def test_every_config_runs(family):
     """Each config of the family's space, launched once on a tiny shape, is right."""
     fam = registry.family(family)
-    g = {"gemm": 1, "depthwise": 16}.get(family.split("_")[1], 8)
+    if forward_twin(family):
+        pytest.skip("the forward family's test_every_config_runs runs each config; the twin "
+                    "adds a config-independent filter transform (CASES)")
     # wgrad launches a program per (tile, tap, split): a 1x1 filter keeps SPLIT_K=128 cheap
     # under the interpreter.
-    r = 3 if fam.direction == "dgrad" else 1
-    st = 1 if family == "dgrad_depthwise" else 2
-    geom = G(n=2, c=16, k=16, g=g, h=5, w=5, r=r, s=r, stride=(1, st, st),
-             pad=(0, r // 2, r // 2))
+    geom = small_geometry(family, "float32", r=3 if fam.direction == "dgrad" else 1)
     x, w, dy = grad_tensors(geom, seed=2)
     ref = grad_ref(geom, fam.direction, x, w, dy)
     with torch.backends.cudnn.flags(allow_tf32=False):
@@ -264,12 +335,48 @@ def test_bad_direction_and_mismatched_candidate():
         run_grad_candidate(fwd, "dgrad", dy, x, w, geom)
 
 
-def test_dgrad_depthwise_needs_a_forward_equivalent():
+def test_forward_twins_need_a_forward_equivalent():
     fam = registry.family("dgrad_depthwise")
     strided = G(n=1, c=8, k=8, g=8, h=6, w=6, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))
     assert "stride" in fam.rejects(strided)
     assert "depthwise" in fam.rejects(G(n=1, c=8, k=16, g=8, h=6, w=6, r=3, s=3))
     assert fam.rejects(G(n=1, c=8, k=8, g=8, h=6, w=6, r=3, s=3, dtype="float64"))
+    dense = registry.family("dgrad_implicit_gemm")
+    assert "stride" in dense.rejects(G(n=1, c=16, k=16, h=6, w=6, r=3, s=3, stride=(1, 2, 2)))
+    assert dense.rejects(G(n=1, c=16, k=16, h=6, w=6, r=1, s=1, stride=(1, 2, 2))) is None
+    # padding past the filter's reach has no forward equivalent (negative padding)
+    assert "padding" in dense.rejects(G(n=1, c=16, k=16, h=6, w=6, r=3, s=3, pad=(0, 3, 3)))
+    assert "ungrouped" in dense.rejects(G(n=1, c=16, k=16, g=2, h=6, w=6, r=3, s=3))
+    plain = G(n=1, c=16, k=16, h=6, w=6, r=3, s=3)
+    assert "not a grouped" in registry.family("dgrad_grouped_packed").rejects(plain)
+
+
+def test_forward_twin_reads_dy_in_any_layout():
+    """dY in another memory format than the geometry's (autograd can hand one over) is
+    copied into the forward kernel's layout, not read with the wrong tile assumptions."""
+    geom = G(n=2, c=16, k=24, h=6, w=7, r=3, s=3, pad=(0, 1, 1), layout="channels_last")
+    x, w, dy = grad_tensors(geom)
+    dy = dy.contiguous()
+    cand = next(c for c in registry.candidates(geom, INTERPRETER, "dgrad")
+                if c.family == "dgrad_implicit_gemm")
+    out = run_family(cand.family, cand.config, geom, x, w, dy)
+    assert rel_err(out, grad_ref(geom, "dgrad", x, w, dy)) < TOL["float32"]
+
+
+def test_dgrad_rule_runs_the_forward_rule_on_dy():
+    from convdispatch.dispatcher.choosers import grad_families
+    from convdispatch.kernels.device import lookup
+
+    h100 = lookup("h100")
+    dense = ConvGeometry(n=8, c=64, k=64, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
+    assert grad_families(dense, "dgrad", h100)[0][0] == "dgrad_implicit_gemm"
+    pw = ConvGeometry(n=8, c=256, k=512, h=28, w=28, r=1, s=1)
+    assert grad_families(pw, "dgrad", h100)[0][0] == "dgrad_pointwise_tma"
+    strided = ConvGeometry(n=8, c=256, k=512, h=28, w=28, r=1, s=1, stride=(1, 2, 2))
+    assert grad_families(strided, "dgrad", h100)[0][0] == "dgrad_pointwise"
+    s2 = ConvGeometry(n=8, c=64, k=64, h=28, w=28, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))
+    assert grad_families(s2, "dgrad", h100)[0][0] == "dgrad_gemm"
+    assert grad_families(dense, "wgrad", h100)[0][0] == "wgrad_gemm"
 
 
 def test_forward_families_refuse_float64():
@@ -303,7 +410,8 @@ class _PickForReplay:
     def choose(self, geom, cands, device):
         from convdispatch.dispatcher.decision import Decision
 
-        pick = next((c for c in cands if c.family == "dgrad_depthwise"), cands[0])
+        pick = next((c for c in cands if c.family in ("dgrad_depthwise",
+                                                      "dgrad_implicit_gemm")), cands[0])
         if pick.family.startswith("wgrad") and geom.g == 1:
             fam = registry.family("wgrad_gemm")
             cfg = min((c for c in fam.configs if c["SPLIT_K"] > 1),
@@ -312,7 +420,7 @@ class _PickForReplay:
         return Decision(pick, "test", self.name)
 
 
-@pytest.mark.parametrize("case", ["dense", "wgrad_split", "depthwise_s1"])
+@pytest.mark.parametrize("case", ["dense", "wgrad_split", "depthwise_s1", "dense_s2"])
 def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
     """The second gradient call of a signature replays the first one's launches (no
     decision, scratch such as split workspaces and dgrad_depthwise's flipped filter made
@@ -327,6 +435,8 @@ def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
                                     dtype="float32", layout="contiguous"),
         "depthwise_s1": ConvGeometry(n=2, c=4, k=4, g=4, h=6, w=6, r=3, s=3, pad=(0, 1, 1),
                                      dtype="float32", layout="contiguous"),
+        "dense_s2": ConvGeometry(n=2, c=8, k=8, h=6, w=5, r=3, s=3, stride=(1, 2, 2),
+                                 pad=(0, 1, 1), dtype="float32", layout="contiguous"),
     }[case]
     clear_cache()
     set_chooser(_PickForReplay())
@@ -342,6 +452,9 @@ def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
             assert plan is not None
             if case == "wgrad_split" and direction == "wgrad":
                 assert plan.scratch, "the split workspace is allocated per replay"
+            if case == "dense" and direction == "dgrad":  # the twin reads w in place
+                assert api.decide(geom, INTERPRETER, direction="dgrad").candidate.family \
+                    == "dgrad_implicit_gemm"
             if case == "depthwise_s1" and direction == "dgrad":
                 assert api.decide(geom, INTERPRETER, direction="dgrad").candidate.family \
                     == "dgrad_depthwise"

@@ -42,18 +42,35 @@ def _col(name: str) -> int:
 STRIDED = ConvGeometry(n=2, c=32, k=48, h=15, w=13, r=3, s=3, stride=(1, 2, 2),
                        pad=(0, 1, 1))
 THIN_DW = ConvGeometry(n=2, c=8, k=8, g=8, h=12, w=12, r=5, s=5, pad=(0, 2, 2))
+POINTWISE_S2 = ConvGeometry(n=4, c=64, k=128, h=14, w=14, r=1, s=1, stride=(1, 2, 2))
+GROUPED_S1 = ConvGeometry(n=4, c=64, k=64, g=16, h=14, w=14, r=3, s=3, pad=(0, 1, 1))
 
 
 def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list:
-    """The grids a gradient candidate's launcher asks for (nothing runs); the filter flip
-    that dgrad_depthwise launches first is data preparation, not the conv's grid."""
+    """The grids a gradient candidate's launcher asks for (nothing runs); the filter copy
+    that the grouped forward twins launch first is data preparation, not the conv's grid."""
     from convdispatch.dispatcher.launch import empty_grad, launch_grad
-    from convdispatch.kernels import depthwise, dgrad_gemm, grad_direct, wgrad_gemm
+    from convdispatch.kernels import (
+        depthwise,
+        depthwise_span,
+        dgrad_forward,
+        dgrad_gemm,
+        grad_direct,
+        grouped_packed,
+        grouped_rows,
+        implicit_gemm,
+        pointwise,
+        pointwise_tma,
+        splitk,
+        wgrad_gemm,
+    )
 
     grids = []
-    for mod in (depthwise, dgrad_gemm, grad_direct, wgrad_gemm):
+    for mod in (depthwise, depthwise_span, dgrad_forward, dgrad_gemm, grad_direct,
+                grouped_packed, grouped_rows, implicit_gemm, pointwise, pointwise_tma, splitk,
+                wgrad_gemm):
         monkeypatch.setattr(mod, "launch_kernel", lambda k, grid, *a, **kw: (
-            None if k is grad_direct.flip_taps_kernel else grids.append(grid)))
+            None if k is dgrad_forward.regroup_kernel else grids.append(grid)))
     od, oh, ow = geom.out_spatial
     x = torch.randn(geom.n, geom.c, geom.h, geom.w)
     w = torch.randn(geom.k, geom.cg, geom.r, geom.s)
@@ -63,8 +80,10 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
 
 
 @pytest.mark.parametrize("direction", ["dgrad", "wgrad"])
-@pytest.mark.parametrize("geom", [GROUPED, DEPTHWISE, DENSE, STRIDED, THIN_DW],
-                         ids=["grouped", "dw", "dense", "strided", "dw5x5"])
+@pytest.mark.parametrize("geom", [GROUPED, DEPTHWISE, DENSE, STRIDED, THIN_DW, POINTWISE_S2,
+                                  GROUPED_S1],
+                         ids=["grouped", "dw", "dense", "strided", "dw5x5", "pointwise_s2",
+                              "grouped_s1"])
 def test_gradient_features_count_the_launch_grid(direction, geom, monkeypatch):
     """programs = the launcher's real grid (first launch: the reduction of a split is
     separate), and the view columns are the family's grid."""

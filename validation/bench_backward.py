@@ -37,12 +37,13 @@ from .inputs import make_grad_output, torch_grad
 DIRECTIONS = ("dgrad", "wgrad")
 
 
-def measure(i: int, p, spec, topk: int, rep_ms: int, log) -> list[dict]:
+def measure(i: int, p, spec, topk: int, rep_ms: int, log,
+            directions: tuple[str, ...] = DIRECTIONS) -> list[dict]:
     g = p.geom
     x, w, _ = make_tensors(g, "cuda", seed=i)
     dy = make_grad_output(g, "cuda", seed=i)
     rows = []
-    for direction in DIRECTIONS:
+    for direction in directions:
         with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
             ref = torch_grad(g, direction, dy.float(), x.float(), w.float())
         out = empty_grad(direction, x, w)
@@ -125,7 +126,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rep-ms", type=int, default=40)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--chooser", choices=("model", "rule"), default="model")
+    ap.add_argument("--directions", default=",".join(DIRECTIONS),
+                    help="comma list of the directions to time (dgrad, wgrad)")
     a = ap.parse_args(argv)
+    directions = tuple(d.strip() for d in a.directions.split(",") if d.strip())
+    bad = [d for d in directions if d not in DIRECTIONS]
+    if bad or not directions:
+        raise SystemExit(f"--directions: expected a comma list of {DIRECTIONS}, got "
+                         f"{a.directions!r}")
     if not torch.cuda.is_available():
         raise SystemExit("bench_backward needs a CUDA GPU")
     problems = layer_suite(a.suite, a.dtype)[: a.limit or None]
@@ -141,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict] = []
     try:
         for i, p in enumerate(problems):
-            rows += measure(i, p, spec, a.topk, a.rep_ms, lambda m: print(m, flush=True))
+            rows += measure(i, p, spec, a.topk, a.rep_ms, lambda m: print(m, flush=True),
+                            directions)
     except KeyboardInterrupt:
         print(f"interrupted after {len(rows)} rows; writing those", flush=True)
     env["layers"] = f"{len({r['problem_id'] for r in rows})} of {len(problems)}"
