@@ -21,11 +21,19 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from .base import Config, GradCall
 from .common import cdiv, dot_precision, strides5, tile_ids, upcast_dot
+from .geometry import DTYPES
 from .grad_common import GradFamily, GradGrid
 from .implicit_gemm import gemm_smem, make_configs
 from .launcher import launch_kernel
 from .pointwise_tma import dense_rows_rejects, rows_view, tma_missing
-from .wgrad_gemm import launch_wgrad, reduce_splits, split_ok, split_workspace, wgrad_grid
+from .wgrad_gemm import (
+    WGRAD_SPLITS,
+    launch_wgrad,
+    reduce_splits,
+    split_ok,
+    split_workspace,
+    wgrad_grid,
+)
 
 
 @triton.jit(do_not_specialize=["ITERS_PER_SPLIT"])
@@ -91,7 +99,6 @@ WGRAD_TMA_TILES = (
     (64, 64, 64, 4, 4), (64, 128, 64, 4, 4), (128, 64, 64, 4, 4), (128, 128, 64, 8, 3),
     (128, 128, 128, 8, 3), (128, 256, 64, 8, 3),
 )
-WGRAD_TMA_SPLITS = (1, 4, 16, 64)
 
 
 class WgradPointwiseTmaFamily(GradFamily):
@@ -99,8 +106,8 @@ class WgradPointwiseTmaFamily(GradFamily):
     summary = ("gradient of a 1x1 stride-1 channels_last filter: dY^T X with TMA tiles, "
                "split over pixels with a fixed-order reduction")
     direction = "wgrad"
-    dtypes = ("float16", "bfloat16", "float32")
-    configs = tuple(c for s in WGRAD_TMA_SPLITS
+    dtypes = DTYPES
+    configs = tuple(c for s in WGRAD_SPLITS  # wgrad_gemm's splits
                     for c in make_configs(WGRAD_TMA_TILES, GROUP_M=4, SPLIT_K=s))
 
     def supports(self, geom) -> str | None:
