@@ -187,7 +187,7 @@ def weight_strides(call) -> tuple[int, int, int, int, int]:
     """Strides of the filter as the call's kernel indexes it: (output channel, input
     channel, t, r, s); a ``transposed_w`` call swaps the stored filter's channel axes."""
     s = strides5(call.w)
-    if getattr(call, "transposed_w", False):
+    if call.transposed_w:
         return (s[1], s[0], *s[2:])
     return s
 

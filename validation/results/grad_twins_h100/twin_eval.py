@@ -12,6 +12,9 @@ depthwise); geometric means.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from convdispatch.validation.sweep_csv import read_sweep
@@ -32,7 +35,21 @@ def category(row) -> str:
     return "depthwise" if row["c"] == row["g"] else "grouped"
 
 
+def provenance() -> str:
+    """GPU and software of the sweeps, from their sidecars."""
+    lines = []
+    for direction in ("dgrad", "wgrad"):
+        meta = json.loads(Path(f"data/sweeps/h100/bwd_{direction}.meta.json").read_text())
+        sw = meta["software"]
+        lines.append(f"bwd_{direction}.csv: {meta['gpu']['name']}, driver "
+                     f"{meta['gpu']['driver']}; torch {sw['torch']}, triton {sw['triton']}, "
+                     f"CUDA {sw['cuda']}, cuDNN {sw['cudnn']}")
+    return "; ".join(lines)
+
+
 def main() -> int:
+    print(f"Sweeps: {provenance()}. Command: "
+          "`python validation/results/grad_twins_h100/twin_eval.py`.\n")
     print("| direction | category | problems | new best faster by (geomean) | new faster on "
           "| best of all vs cuDNN: before | after |")
     print("|---" * 7 + "|")
