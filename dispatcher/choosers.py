@@ -27,6 +27,13 @@ class Chooser(Protocol):
         ...
 
 
+# Narrowest output rows for which wgrad_implicit_gemm_tma goes first: its reduction steps
+# are runs of one row, and on rows of 14 or 7 pixels its 16-pixel steps lose to
+# wgrad_gemm (0.39-0.87x on ResNet-50's layer3/4 3x3s); on rows of 28 and 56 it is
+# 0.99-1.59x, faster on 7 of 8 (validation/results/implicit_gemm_tma_h100/).
+ROW_BOX_MIN_W = 28
+
+
 def grad_families(geom: ConvGeometry, direction: str,
                   device: DeviceSpec | None = None) -> tuple[list[str], str]:
     """Family order of a gradient direction. dgrad with a forward equivalent (stride 1, or
@@ -49,6 +56,12 @@ def grad_families(geom: ConvGeometry, direction: str,
             and registry.family("wgrad_pointwise_tma").rejects(geom) is None):
         return (["wgrad_pointwise_tma", *native],
                 "1x1 stride 1 channels_last on Hopper: dY^T X with TMA tiles")
+    if (direction == "wgrad" and device is not None and device.has_tma
+            and geom.out_spatial[2] >= ROW_BOX_MIN_W
+            and registry.family("wgrad_implicit_gemm_tma").rejects(geom) is None):
+        return (["wgrad_implicit_gemm_tma", *native],
+                f"stride 1 channels_last on Hopper, rows of {ROW_BOX_MIN_W}+ pixels: dY^T X "
+                "from one-row TMA boxes")
     tg = forward_problem(geom) if direction == "dgrad" and device is not None else None
     if tg is not None:
         order, fwd_why = preferred_families(tg, device)
@@ -105,6 +118,22 @@ def tma_pays(geom: ConvGeometry, device: DeviceSpec) -> bool:
             and registry.family("pointwise_tma").rejects(geom) is None)
 
 
+# Narrowest output rows for which implicit_gemm_tma goes first: its pixel tiles are at
+# least 8 wide, so 7-wide rows waste a quarter of each tile. On the 114 swept problems it
+# runs, its best config against the best of the others: 1.18x (90% wins, min 0.94) on
+# the 72 2D problems with enough tiles and rows of 14 or more, 0.87x on the rest
+# (validation/results/implicit_gemm_tma_h100/).
+BOX_CONV_MIN_W = 14
+
+
+def box_conv_pays(geom: ConvGeometry, device: DeviceSpec) -> bool:
+    """Whether a dense conv goes to implicit_gemm_tma first: it runs here (Hopper or the
+    interpreter, stride 1, channels_last), 2D (3D video layers lose), rows of at least
+    BOX_CONV_MIN_W output pixels."""
+    return (device.has_tma and geom.dims == 2 and geom.out_spatial[2] >= BOX_CONV_MIN_W
+            and registry.family("implicit_gemm_tma").rejects(geom) is None)
+
+
 def preferred_families(geom: ConvGeometry, device: DeviceSpec,
                        direction: str = "forward") -> tuple[list[str], str]:
     """Family order by the shape of the problem, and the rule that gave it."""
@@ -142,6 +171,9 @@ def preferred_families(geom: ConvGeometry, device: DeviceSpec,
     if tiles < device.sm_count // 2 and geom.gemm_k >= 1024:
         return (["splitk", "implicit_gemm"],
                 f"{tiles} output tiles for {device.sm_count} SMs: split the reduction")
+    if box_conv_pays(geom, device):
+        return (["implicit_gemm_tma", "implicit_gemm", "splitk"],
+                "stride 1, channels_last, Hopper: implicit GEMM from TMA boxes")
     return ["implicit_gemm", "splitk"], "dense convolution: implicit GEMM"
 
 

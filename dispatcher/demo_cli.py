@@ -28,6 +28,7 @@ def register(sub) -> None:
 LAYERS = [
     ("stem 7x7/s2, C=3", 2, 1, 3, 16, (16, 16), (7, 7), 2, 3, 1),
     ("3x3 dense", 2, 2, 32, 32, (8, 8), (3, 3), 1, 1, 1),
+    ("3x3 dense, 16-wide rows", 2, 1, 64, 32, (16, 16), (3, 3), 1, 1, 1),
     ("1x1 pointwise", 2, 2, 64, 32, (8, 8), (1, 1), 1, 0, 1),
     ("1x1 stride 2", 2, 2, 64, 32, (8, 8), (1, 1), 2, 0, 1),
     ("grouped 3x3, 4 groups", 2, 2, 64, 64, (6, 6), (3, 3), 1, 1, 4),
@@ -79,7 +80,7 @@ def _run_layers() -> bool:
         fmt = torch.channels_last if dims == 2 else torch.channels_last_3d
         dtype = torch.float16 if device == "cuda" else torch.float32
         xd = x.to(device, dtype).to(memory_format=fmt)
-        wd = w.to(device, dtype)
+        wd = w.to(device, dtype).to(memory_format=fmt)  # as after model.to(channels_last)
         bd = b.to(device, dtype)
         fn = api.conv2d if dims == 2 else api.conv3d
         ref_fn = F.conv2d if dims == 2 else F.conv3d

@@ -23,16 +23,16 @@ from ..kernels.grad_common import forward_gemm_view
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
                     "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
-                    "depthwise_span", "pointwise_tma")
+                    "depthwise_span", "pointwise_tma", "implicit_gemm_tma")
 GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise",
                  "wgrad_gemm", "wgrad_packed", "wgrad_direct", "dgrad_implicit_gemm",
                  "dgrad_splitk", "dgrad_pointwise", "dgrad_pointwise_tma",
                  "dgrad_grouped_packed", "dgrad_grouped_rows", "dgrad_depthwise_span",
-                 "wgrad_pointwise_tma")
+                 "wgrad_pointwise_tma", "dgrad_implicit_gemm_tma", "wgrad_implicit_gemm_tma")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
 # The direction each family computes (a model is trained per direction), as registered.
 FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
@@ -47,6 +47,7 @@ FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
 # BLOCK_K knob (grouped_rows: one dot over the whole run) a step is one channel;
 # span: FMA over BLOCK_M output rows x BLOCK_N elements of the (column, channel) row.
 FAMILY_KIND = {"implicit_gemm": "gemm", "pointwise": "gemm", "pointwise_tma": "gemm",
+               "implicit_gemm_tma": "gemm",
                "grouped_gemm": "gemm",
                "splitk": "gemm", "stem": "flat", "grouped_direct": "direct",
                "grouped_packed": "packed", "grouped_rows": "packed", "depthwise": "direct",

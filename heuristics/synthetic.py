@@ -50,6 +50,9 @@ def builtin_candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate
             out += [Candidate("pointwise", c) for c in gemm]
             if geom.stride == (1, 1, 1) and geom.layout == "channels_last":
                 out += [Candidate("pointwise_tma", c) for c in gemm if c["BLOCK_K"] >= 32]
+        elif geom.stride == (1, 1, 1) and geom.layout == "channels_last":
+            out += [Candidate("implicit_gemm_tma", Config(c, TILE_W=8)) for c in gemm
+                    if c["BLOCK_K"] >= 32 and c["BLOCK_M"] >= 64]
         if geom.c <= 8:
             out += [Candidate("stem", c) for c in gemm[:4]]
     else:

@@ -35,6 +35,7 @@ from .grad_common import GradFamily, GradGrid
 from .grouped_packed import GroupedPackedFamily
 from .grouped_rows import GroupedRowsFamily
 from .implicit_gemm import ImplicitGemmFamily
+from .implicit_gemm_tma import ImplicitGemmTmaFamily
 from .launcher import launch_kernel, workspace
 from .pointwise import PointwiseFamily
 from .pointwise_tma import PointwiseTmaFamily
@@ -198,7 +199,8 @@ class ForwardDgradFamily(GradFamily):
         if self.kind == "gemm":
             bk = cfg["BLOCK_K"]
             return GradGrid(m=tg.gemm_m, n=tg.kg, red=tg.gemm_k, block_m=bm, block_n=bn,
-                            tiles_m=cdiv(tg.gemm_m, bm), tiles_n=cdiv(tg.kg, bn), mult=tg.g,
+                            tiles_m=pixel_grid(tg, bm, cfg.get("TILE_W", 0))[0],
+                            tiles_n=cdiv(tg.kg, bn), mult=tg.g,
                             k_steps=taps * cdiv(tg.cg, bk), k_block=bk)
         if self.kind == "packed":
             gpt = max(1, min(bn // tg.kg, tg.g))
@@ -245,6 +247,7 @@ FORWARD_DGRAD_FAMILIES = (
     ForwardDgradFamily(PointwiseFamily(), "gemm"),
     # TMA stores need the output as one dense matrix, which a lattice view is not.
     ForwardDgradFamily(PointwiseTmaFamily(), "gemm", lattice=False),
+    ForwardDgradFamily(ImplicitGemmTmaFamily(), "gemm", lattice=False),
     ForwardDgradFamily(GroupedPackedFamily(), "packed"),
     ForwardDgradFamily(GroupedRowsFamily(), "packed"),
     ForwardDgradFamily(DepthwiseFamily(), "direct"),

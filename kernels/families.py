@@ -15,17 +15,20 @@ from .grouped_gemm import GroupedGemmFamily
 from .grouped_packed import GroupedPackedFamily
 from .grouped_rows import GroupedRowsFamily
 from .implicit_gemm import ImplicitGemmFamily
+from .implicit_gemm_tma import ImplicitGemmTmaFamily
 from .pointwise import PointwiseFamily
 from .pointwise_tma import PointwiseTmaFamily
 from .splitk import SplitKFamily
 from .stem import StemFamily
 from .wgrad_gemm import WgradGemmFamily
+from .wgrad_implicit_gemm_tma import WgradImplicitGemmTmaFamily
 from .wgrad_pointwise_tma import WgradPointwiseTmaFamily
 
 FAMILIES: list[KernelFamily] = [
     ImplicitGemmFamily(),
     PointwiseFamily(),
     PointwiseTmaFamily(),
+    ImplicitGemmTmaFamily(),
     GroupedGemmFamily(),
     GroupedPackedFamily(),
     GroupedRowsFamily(),
@@ -43,4 +46,5 @@ FAMILIES: list[KernelFamily] = [
     WgradPackedFamily(),
     WgradDirectFamily(),
     WgradPointwiseTmaFamily(),
+    WgradImplicitGemmTmaFamily(),
 ]

@@ -96,3 +96,46 @@ def check_candidate(family: str, geom: ConvGeometry, config, *, activation=None,
                   residual=res)
     err = rel_err(out, reference(geom, x, w, b, res, activation))
     assert err < (tol or TOL[geom.dtype]), f"{config} on {geom.describe()}: rel err {err:.2e}"
+
+
+_SM90_COMPILE = """
+import json, re, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import importlib
+k = getattr(importlib.import_module(sys.argv[1]), sys.argv[2])
+const, box = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+sig = {n: "constexpr" if n in const else
+       "tensordesc<fp16[" + ", ".join(map(str, box[n])) + "]>" if n in box else
+       "*fp16" if n.endswith("_ptr") else "i32" for n in k.arg_names}
+src = ASTSource(k, sig, constexprs={(k.arg_names.index(a),): v for a, v in const.items()})
+asm = triton.compile(src, target=GPUTarget("cuda", 90, 32),
+                     options=dict(num_warps=8, num_stages=3)).asm
+dots = re.findall(r"ttng[.]warp_group_dot %[^:]*: ([^*]*)[*] ([^-]*)->", asm["ttgir"])
+print(json.dumps({
+    "tma": sorted({r + "d." + d for r, d in
+                   re.findall(r"cp[.]async[.]bulk[.]tensor[.](\\d)d[.]([a-z]+)", asm["ptx"])}),
+    "wgmma": "wgmma" in asm["ptx"],
+    "smem_operands": bool(dots) and all("memdesc" in a and "memdesc" in b for a, b in dots),
+}))
+"""
+
+
+def compile_for_sm90(module: str, kernel: str, constexprs: dict, boxes: dict) -> dict:
+    """Compile a kernel for sm_90 in a process without the interpreter (no GPU needed):
+    the TMA copies in its PTX as 'RANKd.DIRECTION' ('shared': global->shared loads,
+    'global': shared->global stores), whether it issues wgmma, and whether every wgmma
+    reads both operands from shared memory (not through registers). ``boxes`` gives
+    the fp16 block shape of each tensor-descriptor argument."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", _SM90_COMPILE, module, kernel,
+                           json.dumps(constexprs), json.dumps(boxes)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)

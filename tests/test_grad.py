@@ -6,6 +6,7 @@ tensors, into NaN-poisoned outputs; autograd is checked with ``gradcheck`` in fl
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 
@@ -68,6 +69,10 @@ CASES = [
                           dims=3)),
     ("dgrad_pointwise_tma", G(n=2, c=64, k=48, h=5, w=6, r=1, s=1, dtype="float16",
                               layout="channels_last")),
+    ("dgrad_implicit_gemm_tma", G(n=2, c=48, k=64, h=7, w=9, r=3, s=3, pad=(0, 1, 1),
+                                  dtype="float16", layout="channels_last")),
+    ("dgrad_implicit_gemm_tma", G(n=1, c=32, k=32, h=6, w=7, r=3, s=3, pad=(0, 2, 2),
+                                  dilation=(1, 2, 2), layout="channels_last")),
     ("dgrad_grouped_packed", G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1),
                                layout="channels_last")),
     ("dgrad_grouped_packed", G(n=1, c=24, k=48, g=6, h=9, w=8, r=3, s=3, pad=(0, 1, 1),
@@ -89,6 +94,14 @@ CASES = [
                               layout="channels_last")),
     ("wgrad_pointwise_tma", G(n=1, c=16, k=32, d=3, h=4, w=5, r=1, s=1, dims=3,
                               dtype="bfloat16", layout="channels_last")),
+    ("wgrad_implicit_gemm_tma", G(n=2, c=48, k=64, h=7, w=9, r=3, s=3, pad=(0, 1, 1),
+                                  dtype="float16", layout="channels_last")),
+    ("wgrad_implicit_gemm_tma", G(n=1, c=32, k=16, h=6, w=7, r=4, s=4, pad=(0, 1, 1),
+                                  pad_hi=(0, 2, 2), dilation=(1, 1, 2),
+                                  layout="channels_last")),
+    ("wgrad_implicit_gemm_tma", G(n=1, c=16, k=32, d=3, h=4, w=5, t=3, r=3, s=3,
+                                  pad=(1, 1, 1), dims=3, dtype="bfloat16",
+                                  layout="channels_last")),
     ("wgrad_packed", G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1))),
     ("wgrad_packed", G(n=1, c=24, k=48, g=6, h=9, w=8, r=3, s=3, stride=(1, 2, 2),
                        pad=(0, 1, 1), layout="contiguous")),
@@ -155,11 +168,14 @@ def test_every_gradient_family_has_cases():
     assert set(GRAD_FAMILIES) <= {f for f, _ in CASES}
 
 
-def test_wgrad_tma_split_and_unaligned_fallback():
+@pytest.mark.parametrize("family,taps", [("wgrad_pointwise_tma", 1),
+                                         ("wgrad_implicit_gemm_tma", 3)])
+def test_wgrad_tma_split_and_unaligned_fallback(family, taps):
     """SPLIT_K > 1 adds float32 slices in a fixed order (same bits twice); a view whose
     rows break TMA's 16-byte rule runs the pointer kernel with the same tile."""
-    fam = registry.family("wgrad_pointwise_tma")
-    geom = G(n=4, c=32, k=32, h=8, w=8, r=1, s=1, layout="channels_last")
+    fam = registry.family(family)
+    geom = G(n=4, c=32, k=32, h=8, w=8, r=taps, s=taps, pad=(0, taps // 2, taps // 2),
+             layout="channels_last")
     x, w, dy = grad_tensors(geom, seed=4)
     ref = grad_ref(geom, "wgrad", x, w, dy)
     cfg = next(c for c in fam.configs if c["SPLIT_K"] == 4 and c["BLOCK_M"] == 64
@@ -176,14 +192,16 @@ def test_wgrad_tma_split_and_unaligned_fallback():
 
 def small_geometry(family: str, dtype: str, r: int = 3) -> ConvGeometry:
     """A tiny geometry ``family`` runs: strided first (the stride-phase paths), then stride
-    1 (the forward twins), ungrouped, grouped (4 or 8 channels a group) or depthwise."""
+    1 (the forward twins), ungrouped, grouped (4 or 8 channels a group) or depthwise;
+    unpadded first."""
     fam = registry.family(family)
-    for c, g, st in ((16, 1, 2), (16, 4, 2), (16, 2, 2), (16, 16, 2), (16, 1, 1), (16, 4, 1),
-                     (16, 2, 1), (16, 16, 1), (64, 1, 1)):
-        geom = ConvGeometry(n=2, c=c, k=c, g=g, h=6, w=5, r=r, s=r, stride=(1, st, st),
-                            pad=(0, r // 2, r // 2), dtype=dtype)
-        if fam.candidates(geom, INTERPRETER):
-            return geom
+    for pad in (r // 2, 1):  # a padded 1x1 last (families that leave the plain 1x1 to TMA)
+        for c, g, st in ((16, 1, 2), (16, 4, 2), (16, 2, 2), (16, 16, 2), (16, 1, 1),
+                         (16, 4, 1), (16, 2, 1), (16, 16, 1), (64, 1, 1)):
+            geom = ConvGeometry(n=2, c=c, k=c, g=g, h=6, w=5, r=r, s=r, stride=(1, st, st),
+                                pad=(0, pad, pad), dtype=dtype)
+            if fam.candidates(geom, INTERPRETER):
+                return geom
     raise AssertionError(f"no small geometry for {family} in {dtype}")
 
 
@@ -369,14 +387,20 @@ def test_dgrad_rule_runs_the_forward_rule_on_dy():
 
     h100 = lookup("h100")
     dense = ConvGeometry(n=8, c=64, k=64, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
-    assert grad_families(dense, "dgrad", h100)[0][0] == "dgrad_implicit_gemm"
+    assert grad_families(dense, "dgrad", h100)[0][:2] == ["dgrad_implicit_gemm_tma",
+                                                         "dgrad_implicit_gemm"]
+    plain = dataclasses.replace(dense, layout="contiguous")
+    assert grad_families(plain, "dgrad", h100)[0][0] == "dgrad_implicit_gemm"
     pw = ConvGeometry(n=8, c=256, k=512, h=28, w=28, r=1, s=1)
     assert grad_families(pw, "dgrad", h100)[0][0] == "dgrad_pointwise_tma"
     strided = ConvGeometry(n=8, c=256, k=512, h=28, w=28, r=1, s=1, stride=(1, 2, 2))
     assert grad_families(strided, "dgrad", h100)[0][0] == "dgrad_pointwise"
     s2 = ConvGeometry(n=8, c=64, k=64, h=28, w=28, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))
     assert grad_families(s2, "dgrad", h100)[0][0] == "dgrad_gemm"
-    assert grad_families(dense, "wgrad", h100)[0][0] == "wgrad_gemm"
+    assert grad_families(dense, "wgrad", h100)[0][0] == "wgrad_implicit_gemm_tma"  # 28 wide
+    narrow = dataclasses.replace(dense, h=14, w=14)
+    assert grad_families(narrow, "wgrad", h100)[0][0] == "wgrad_gemm"
+    assert grad_families(plain, "wgrad", h100)[0][0] == "wgrad_gemm"
 
 
 def test_forward_families_refuse_float64():

@@ -59,22 +59,26 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
         grouped_packed,
         grouped_rows,
         implicit_gemm,
+        implicit_gemm_tma,
         pointwise,
         pointwise_tma,
         splitk,
         wgrad_gemm,
+        wgrad_implicit_gemm_tma,
     )
 
     grids = []
     for mod in (depthwise, depthwise_span, dgrad_forward, dgrad_gemm, grad_direct,
-                grouped_packed, grouped_rows, implicit_gemm, pointwise, pointwise_tma, splitk,
-                wgrad_gemm):
+                grouped_packed, grouped_rows, implicit_gemm, implicit_gemm_tma, pointwise,
+                pointwise_tma, splitk, wgrad_gemm, wgrad_implicit_gemm_tma):
         monkeypatch.setattr(mod, "launch_kernel", lambda k, grid, *a, **kw: (
             None if k is dgrad_forward.regroup_kernel else grids.append(grid)))
     od, oh, ow = geom.out_spatial
     x = torch.randn(geom.n, geom.c, geom.h, geom.w)
     w = torch.randn(geom.k, geom.cg, geom.r, geom.s)
     dy = torch.randn(geom.n, geom.k, oh, ow)
+    if geom.layout == "channels_last":  # so the TMA families take their TMA path
+        x, w, dy = (t.to(memory_format=torch.channels_last) for t in (x, w, dy))
     launch_grad(cand, geom, dy, x=x, w=w, out=empty_grad(direction, x, w))
     return grids
 

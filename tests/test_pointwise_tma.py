@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 
 import convdispatch as cd
 import pytest
@@ -19,6 +18,7 @@ from convdispatch.kernels.pointwise_tma import rows_view
 from helpers import (
     TOL,
     check_candidate,
+    compile_for_sm90,
     conv_kwargs,
     poisoned_out,
     reference,
@@ -99,22 +99,6 @@ def test_feasibility():
                                               big, h100)
 
 
-_PTX = """
-import json, re, sys
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-import importlib
-k = getattr(importlib.import_module(sys.argv[1]), sys.argv[2])
-const, box = json.loads(sys.argv[3]), json.loads(sys.argv[4])
-sig = {n: "constexpr" if n in const else f"tensordesc<fp16[{box[n][0]}, {box[n][1]}]>"
-       if n in box else "*fp16" if n.endswith("_ptr") else "i32" for n in k.arg_names}
-src = ASTSource(k, sig, constexprs={(k.arg_names.index(a),): v for a, v in const.items()})
-ptx = triton.compile(src, target=GPUTarget("cuda", 90, 32),
-                     options=dict(num_warps=8, num_stages=3)).asm["ptx"]
-print(json.dumps({"tma": sorted(set(re.findall(r"cp[.]async[.]bulk[.]tensor[.]2d[.]([a-z]+)",
-                                               ptx))), "wgmma": "wgmma" in ptx}))
-"""
 _TILE = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64)
 # (module, kernel, constexprs, TMA boxes, the TMA directions the PTX must hold)
 _KERNELS = {
@@ -122,15 +106,15 @@ _KERNELS = {
                 dict(_TILE, GROUP_M=8, ACT=1, HAS_BIAS=True, HAS_RES=True, PREC="ieee",
                      UPCAST=False, B_ROWS_K=False),
                 {"a_desc": (128, 64), "b_desc": (128, 64), "c_desc": (128, 128),
-                 "r_desc": (128, 128)}, ["global", "shared"]),
+                 "r_desc": (128, 128)}, ["2d.global", "2d.shared"]),
     "dgrad": ("convdispatch.kernels.pointwise_tma", "pointwise_tma_kernel",
               dict(_TILE, GROUP_M=8, ACT=0, HAS_BIAS=False, HAS_RES=False, PREC="ieee",
                    UPCAST=False, B_ROWS_K=True),
               {"a_desc": (128, 64), "b_desc": (64, 128), "c_desc": (128, 128),
-               "r_desc": (128, 128)}, ["global", "shared"]),
+               "r_desc": (128, 128)}, ["2d.global", "2d.shared"]),
     "wgrad": ("convdispatch.kernels.wgrad_pointwise_tma", "wgrad_tma_kernel",
               dict(_TILE, GROUP_M=4, SPLIT_K=4, PREC="ieee", UPCAST=False),
-              {"dy_desc": (64, 128), "x_desc": (64, 128)}, ["shared"]),
+              {"dy_desc": (64, 128), "x_desc": (64, 128)}, ["2d.shared"]),
 }
 
 
@@ -139,17 +123,9 @@ def test_compiles_to_tma_copies_and_wgmma_for_sm90(case):
     """Compiled for sm_90 in a process without the interpreter (no GPU needed): the tiles
     move by TMA (global->shared loads; shared->global stores where the output is a TMA
     box) and feed wgmma. dgrad: the filter read as stored, [C, K] boxes; wgrad: dY^T X."""
-    import json
-    import subprocess
-    import sys
-
     module, kernel, const, box, tma = _KERNELS[case]
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run([sys.executable, "-c", _PTX, module, kernel, json.dumps(const),
-                           json.dumps(box)], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout) == {"tma": tma, "wgmma": True}
+    got = compile_for_sm90(module, kernel, const, box)
+    assert got == {"tma": tma, "wgmma": True, "smem_operands": True}
 
 
 # --- on a GPU (CONVDISPATCH_GPU_TESTS=1 ... -m gpu through the device tool) --------------------

@@ -1,0 +1,214 @@
+"""implicit_gemm_tma: stride-1 channels_last convolutions from TMA boxes of the input,
+its dgrad twin and wgrad_implicit_gemm_tma (interpreter on the CPU; the H100 runs under
+-m gpu)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import convdispatch as cd
+import pytest
+import torch
+from convdispatch.dispatcher import registry, run_candidate
+from convdispatch.kernels import implicit_gemm_tma as tma_conv
+from convdispatch.kernels.base import Candidate, Config
+from convdispatch.kernels.device import INTERPRETER, lookup
+from convdispatch.kernels.geometry import ConvGeometry as G
+from convdispatch.kernels.launcher import Plan, Recorder
+from helpers import (
+    TOL,
+    check_candidate,
+    compile_for_sm90,
+    conv_kwargs,
+    poisoned_out,
+    reference,
+    rel_err,
+    tensors_for,
+)
+
+FAMILY = registry.family("implicit_gemm_tma")
+CFG = Config(BLOCK_M=64, TILE_W=8, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=4,
+             num_stages=4)
+CFG32 = Config(BLOCK_M=64, TILE_W=8, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=4,
+               num_stages=4)
+
+
+@pytest.fixture
+def no_fallback(monkeypatch):
+    """Fail if a launch leaves the TMA path for implicit_gemm's pointer kernel."""
+    def refuse(*args, **kw):
+        raise AssertionError("fell back to the pointer kernel")
+    monkeypatch.setattr(tma_conv, "launch_igemm", refuse)
+
+
+@pytest.mark.parametrize("geom,cfg", [
+    # pixel tiles past the image on both axes, K tail, padding on every side
+    (G(n=2, c=64, k=40, h=9, w=11, r=3, s=3, pad=(0, 1, 1), dtype="float32"), CFG),
+    (G(n=1, c=32, k=24, h=10, w=9, r=3, s=3, pad=(0, 2, 2), dilation=(1, 2, 2),
+       dtype="float16"), CFG32),
+    (G(n=1, c=96, k=16, h=5, w=6, r=3, s=1, pad=(0, 1, 0), dtype="float16"), CFG32),
+    (G(n=1, c=32, k=24, h=6, w=7, r=4, s=4, pad=(0, 1, 1), pad_hi=(0, 2, 2),
+       dtype="float16"), CFG32),
+    (G(n=1, c=32, k=16, d=3, h=5, w=6, t=3, r=3, s=3, pad=(1, 1, 1), dims=3,
+       dtype="bfloat16"), CFG32),
+    (G(n=2, c=64, k=48, h=5, w=4, r=1, s=1, pad=(0, 1, 1), dtype="float16"), CFG),
+], ids=lambda v: v.describe() if isinstance(v, G) else str(v))
+def test_matches_torch(geom, cfg, no_fallback):
+    check_candidate("implicit_gemm_tma", geom, cfg)
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
+def test_bias_residual_activation(activation, no_fallback):
+    check_candidate("implicit_gemm_tma", G(n=1, c=64, k=48, h=6, w=9, r=3, s=3,
+                                           pad=(0, 1, 1), dtype="float32"),
+                    CFG, activation=activation, with_residual=True)
+
+
+def test_every_config_runs(no_fallback):
+    geom = G(n=1, c=128, k=32, h=9, w=17, r=3, s=3, pad=(0, 1, 1), dtype="float32")
+    x, w, b = tensors_for(geom)
+    ref = reference(geom, x, w, b)
+    with torch.backends.cudnn.flags(allow_tf32=False):
+        for cfg in FAMILY.configs:
+            assert FAMILY.runnable(geom, cfg, INTERPRETER) is None, cfg
+            out = poisoned_out(geom, x)
+            run_candidate(Candidate("implicit_gemm_tma", cfg), x, w, b, geom, out=out)
+            assert rel_err(out, ref) < 1e-5, str(cfg)
+
+
+def test_tensors_outside_tma_rules_run_through_the_pointer_kernel():
+    """An unaligned input view or a filter that is not channels_last cannot be a TMA
+    tensor: same tile, plain loads, same result."""
+    geom = G(n=1, c=32, k=32, h=5, w=6, r=3, s=3, pad=(0, 1, 1), dtype="float16")
+    x, w, b = tensors_for(geom)
+    buf = torch.empty(x.numel() + 1, dtype=x.dtype)
+    shifted = buf.as_strided(x.shape, x.stride(), storage_offset=1).copy_(x)
+    assert tma_conv.pixels_view(shifted[:, :, None]) is None
+    check_candidate("implicit_gemm_tma", geom, CFG32, x=shifted)
+    assert tma_conv.filter_view(w.contiguous()[:, :, None]) is None
+    out = poisoned_out(geom, x)
+    run_candidate(Candidate("implicit_gemm_tma", CFG32), x, w.contiguous(), b, geom, out=out)
+    assert rel_err(out, reference(geom, x, w, b)) < TOL["float16"]
+
+
+def test_views():
+    x = torch.randn(1, 64, 5, 7).to(memory_format=torch.channels_last)[:, :, None]
+    assert tma_conv.pixels_view(x) == ([1, 1, 5, 7, 64], [5 * 7 * 64, 5 * 7 * 64, 7 * 64, 64, 1])
+    assert tma_conv.pixels_view(torch.randn(1, 64, 1, 5, 7)) is None  # channels not innermost
+    w = torch.randn(32, 64, 3, 3).to(memory_format=torch.channels_last)[:, :, None]
+    assert tma_conv.filter_view(w) == ([32, 9 * 64], [9 * 64, 1])
+    w3 = torch.randn(32, 64, 3, 3, 3).to(memory_format=torch.channels_last_3d)
+    assert tma_conv.filter_view(w3) == ([32, 27 * 64], [27 * 64, 1])
+
+
+def test_descriptor_launches_are_not_replayed():
+    geom = G(n=1, c=32, k=32, h=4, w=4, r=3, s=3, pad=(0, 1, 1), dtype="float32")
+    _, w, b = tensors_for(geom)
+    cand = Candidate("implicit_gemm_tma", CFG32)
+    with cd.force(cand):
+        for seed in (1, 2):
+            x, _, _ = tensors_for(geom, seed=seed)
+            out = cd.conv2d(x, w, b, padding=1)
+            assert rel_err(out, reference(geom, x, w, b)) < TOL["float32"]
+    x, _, _ = tensors_for(geom)
+    with Recorder() as rec:
+        run_candidate(cand, x, w, b, geom)
+    with pytest.raises(RuntimeError, match="tensor descriptor"):
+        Plan(rec, {"x": x, "w": w, "out": None, "bias": b, "residual": None})
+
+
+def test_feasibility():
+    h100, a100 = lookup("h100"), lookup("a100")
+    geom = G(n=32, c=256, k=256, h=14, w=14, r=3, s=3, pad=(0, 1, 1), dtype="float16")
+    assert FAMILY.candidates(geom, h100)
+    assert FAMILY.feasible(geom, CFG, INTERPRETER) is None
+    assert "capability 9.0" in FAMILY.feasible(geom, CFG, a100)
+    assert "strided" in FAMILY.supports(dataclasses.replace(geom, stride=(1, 2, 2)))
+    assert "grouped" in FAMILY.supports(dataclasses.replace(geom, g=2))
+    assert "channels_last" in FAMILY.supports(dataclasses.replace(geom, layout="contiguous"))
+    assert "multiple of 32" in FAMILY.supports(dataclasses.replace(geom, c=48))
+    assert "16-byte rows" in FAMILY.supports(dataclasses.replace(geom, k=36))
+    assert "pointwise_tma" in FAMILY.supports(dataclasses.replace(geom, r=1, s=1,
+                                                                  pad=(0, 0, 0)))
+    assert "does not divide" in FAMILY.hard_ok(dataclasses.replace(geom, c=96), CFG, h100)
+    small = dataclasses.replace(geom, h=7, w=7)
+    wide = Config(BLOCK_M=128, TILE_W=32, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8,
+                  num_stages=3)
+    assert "pixel tile exceeds" in FAMILY.config_ok(small, wide, h100)
+    assert all(c.config["TILE_W"] <= 8 for c in FAMILY.candidates(small, h100))
+
+
+def test_dgrad_twin_reads_the_stored_filter_reversed(no_fallback):
+    """dgrad_implicit_gemm_tma: dY through this kernel with the stored filter's boxes at
+    the reversed tap; also with K (the reduction) not a multiple of BLOCK_N."""
+    from test_grad import grad_ref, grad_tensors, run_family
+
+    for geom in (G(n=2, c=48, k=64, h=7, w=9, r=3, s=3, pad=(0, 1, 1), dtype="float16"),
+                 G(n=1, c=32, k=32, d=3, h=4, w=5, t=3, r=3, s=3, pad=(1, 1, 1), dims=3,
+                   dtype="float32")):
+        x, w, dy = grad_tensors(geom)
+        cfg = CFG if geom.k % 64 == 0 and geom.dims == 2 else CFG32
+        out = run_family("dgrad_implicit_gemm_tma", cfg, geom, x, w, dy)
+        assert rel_err(out, grad_ref(geom, "dgrad", x, w, dy)) < TOL[geom.dtype]
+
+
+_TILE = dict(BLOCK_M=128, TILE_W=16, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, ACT=1,
+             HAS_BIAS=True, HAS_RES=True, PREC="ieee", UPCAST=False)
+_BOXES = {"x_desc": (1, 1, 8, 16, 64), "y_desc": (1, 1, 8, 16, 128),
+          "r_desc": (1, 1, 8, 16, 128)}
+
+
+@pytest.mark.parametrize("dgrad", [False, True], ids=["forward", "dgrad"])
+def test_compiles_to_tma_boxes_and_smem_wgmma_for_sm90(dgrad):
+    """Compiled for sm_90 (no GPU needed): 5D input boxes and 2D filter boxes by TMA, the
+    output by a TMA store, and every wgmma reads both operands from shared memory (the
+    pixel box's reshape folds into a shared-memory view only as the B operand)."""
+    boxes = dict(_BOXES, w_desc=(64, 128) if dgrad else (128, 64))
+    got = compile_for_sm90("convdispatch.kernels.implicit_gemm_tma", "igemm_tma_kernel",
+                           dict(_TILE, DGRAD=dgrad), boxes)
+    assert got == {"tma": ["2d.shared", "5d.global", "5d.shared"], "wgmma": True,
+                   "smem_operands": True}
+
+
+def test_wgrad_compiles_to_row_boxes_and_smem_wgmma_for_sm90():
+    """wgrad_implicit_gemm_tma: one-row boxes of dY and X by TMA, dY^T X by wgmma with both
+    operands in shared memory."""
+    got = compile_for_sm90("convdispatch.kernels.wgrad_implicit_gemm_tma",
+                           "wgrad_conv_tma_kernel",
+                           dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=4, SPLIT_K=4,
+                                PREC="ieee", UPCAST=False),
+                           {"dy_desc": (1, 1, 1, 64, 128), "x_desc": (1, 1, 1, 64, 128)})
+    assert got == {"tma": ["5d.shared"], "wgmma": True, "smem_operands": True}
+
+
+# --- on a GPU (CONVDISPATCH_GPU_TESTS=1 ... -m gpu through the device tool) --------------------
+GPU_CASES = [
+    G(n=8, c=64, k=64, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),  # ResNet-50 layer1 3x3
+    G(n=4, c=256, k=256, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),  # layer3 3x3
+    G(n=3, c=96, k=200, h=17, w=13, r=3, s=3, pad=(0, 1, 1)),  # tails everywhere
+    G(n=2, c=64, k=64, d=4, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,tol", [("float16", 1e-2), ("bfloat16", 3e-2), ("float32", 1e-2)])
+@pytest.mark.parametrize("base", GPU_CASES, ids=lambda g: g.describe())
+def test_gpu_configs_match_torch(base, dtype, tol, no_fallback):
+    """Every feasible config on the GPU against torch in float32 (fp16: every config;
+    bf16/fp32: the first four), bias and a channels_last residual on."""
+    from convdispatch.kernels.device import spec_of
+
+    geom = dataclasses.replace(base, dtype=dtype)
+    cands = FAMILY.candidates(geom, spec_of("cuda"))
+    assert cands, geom.describe()
+    if dtype != "float16":
+        cands = cands[:4]
+    x, w, b = (t.cuda() for t in tensors_for(geom, bias=True))
+    res = poisoned_out(geom, x).cuda().normal_()
+    conv = torch.nn.functional.conv2d if geom.dims == 2 else torch.nn.functional.conv3d
+    ref = torch.relu(conv(x.float(), w.float(), b.float(), **conv_kwargs(geom)) + res.float())
+    for cand in cands:
+        out = poisoned_out(geom, x).cuda()
+        run_candidate(cand, x, w, b, geom, out=out, activation="relu", residual=res)
+        err = float((out.float() - ref).norm() / ref.norm())
+        assert err < tol, f"{cand.id} on {geom.describe()}: rel err {err:.2e}"

@@ -1,0 +1,97 @@
+"""The TMA-box convolution families against the other families on the H100 sweeps.
+
+    python validation/results/implicit_gemm_tma_h100/tma_eval.py
+
+For each new family (forward ``implicit_gemm_tma``, its dgrad twin
+``dgrad_implicit_gemm_tma``, ``wgrad_implicit_gemm_tma``), over the problems where it was
+measured: its best config against the best config of every other family of that
+direction, and the best measured kernel against cuDNN before and after it, by network;
+geometric means. Forward also splits the problems by the rule that puts the family
+first (``dispatcher.choosers.box_conv_pays``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from convdispatch.dispatcher.choosers import box_conv_pays, preferred_families
+from convdispatch.kernels.device import lookup
+from convdispatch.kernels.geometry import ConvGeometry
+from convdispatch.validation.sweep_csv import read_sweep
+
+SWEEPS = "data/sweeps/h100"
+CASES = (("forward", "implicit_gemm_tma", ("train", "holdout")),
+         ("dgrad", "dgrad_implicit_gemm_tma", ("bwd_dgrad",)),
+         ("wgrad", "wgrad_implicit_gemm_tma", ("bwd_wgrad",)))
+
+
+def gm(s: pd.Series) -> float:
+    return float(np.exp(np.log(s).mean()))
+
+
+def geometry(row) -> ConvGeometry:
+    ints = {k: int(row[k]) for k in ("n", "c", "k", "g", "d", "h", "w", "t", "r", "s", "dims")}
+    return ConvGeometry(**ints, stride=tuple(int(row[f"stride_{a}"]) for a in "dhw"),
+                        pad=tuple(int(row[f"pad_{a}"]) for a in "dhw"),
+                        dilation=tuple(int(row[f"dil_{a}"]) for a in "dhw"),
+                        dtype=str(row["dtype"]), layout=str(row["layout"]))
+
+
+def provenance(names) -> str:
+    out = []
+    for name in names:
+        meta = json.loads(Path(f"{SWEEPS}/{name}.meta.json").read_text())
+        sw = meta["software"]
+        out.append(f"{name}.csv: {meta['gpu']['name']}, torch {sw['torch']}, triton "
+                   f"{sw['triton']}, CUDA {sw['cuda']}, cuDNN {sw['cudnn']}")
+    return "; ".join(out)
+
+
+def compare(df: pd.DataFrame, family: str) -> pd.DataFrame:
+    """Per problem: best of ``family``, best of the others, cuDNN, the first row."""
+    df = df[df["status"] == "ok"]
+    on = df[df["problem_id"].isin(set(df.loc[df["family"] == family, "problem_id"]))]
+    mine = on["family"] == family
+    out = pd.DataFrame({"new": on[mine].groupby("problem_id")["latency_us"].min(),
+                        "old": on[~mine].groupby("problem_id")["latency_us"].min()}).dropna()
+    first = on.groupby("problem_id").first().loc[out.index]
+    out["cudnn"] = first["cudnn_us"]
+    out["set"] = first["set"]
+    out["first"] = [first.loc[i] for i in out.index]
+    return out
+
+
+def table(rows: pd.DataFrame, label: str) -> str:
+    gain = rows["old"] / rows["new"]
+    return (f"| {label} | {len(rows)} | {gm(gain):.2f}x | {(gain > 1).sum()} | "
+            f"{gain.min():.2f} | {gm(rows['cudnn'] / rows['old']):.3f} | "
+            f"{gm(rows['cudnn'] / np.minimum(rows['old'], rows['new'])):.3f} |")
+
+
+def main() -> int:
+    h100 = lookup("h100")
+    head = ("| problems | count | new best faster by (geomean) | new faster on | min | "
+            "best vs cuDNN: before | after |\n" + "|---" * 7 + "|")
+    for direction, family, names in CASES:
+        df = pd.concat([read_sweep(f"{SWEEPS}/{n}.csv") for n in names], ignore_index=True)
+        rows = compare(df, family)
+        print(f"## {direction}: {family}\n\nSweeps: {provenance(names)}.\n\n{head}")
+        for name, part in rows.groupby("set"):
+            print(table(part, name))
+        print(table(rows, "all"))
+        if direction == "forward":
+            first = [box_conv_pays(geometry(r), h100)
+                     and preferred_families(geometry(r), h100)[0][0] == family
+                     for r in rows["first"]]
+            ruled = pd.Series(first, index=rows.index)
+            print(table(rows[ruled], "rule puts it first"))
+            print(table(rows[~ruled], "rule does not"))
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
