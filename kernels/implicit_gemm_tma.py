@@ -32,10 +32,18 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 from .base import Config, ConvCall, KernelFamily, next_pow2
-from .common import activate, dot_precision, next_step, pixel_grid, tile_ids, upcast_dot
+from .common import (
+    activate,
+    cdiv,
+    dot_precision,
+    next_step,
+    pixel_grid,
+    tile_ids,
+    upcast_dot,
+)
 from .implicit_gemm import gemm_smem, launch_igemm
 from .launcher import launch_kernel
-from .pointwise_tma import tma_missing
+from .pointwise_tma import tma_missing, tma_rows_rejects
 
 _RUNTIME_INTS = ["PIX_TILES", "OD", "KTOT", "C", "T", "R", "S", "pdd", "pdh", "pdw",
                  "dld", "dlh", "dlw", "TILES_H", "TILES_W"]
@@ -156,7 +164,7 @@ def launch_igemm_tma(call: ConvCall, cfg: Config) -> None:
     y_desc = descriptor(call.out, views[2], y_box)
     r_desc = descriptor(call.residual, views[3], y_box) if call.residual is not None else y_desc
     programs, tiles_h, tiles_w = pixel_grid(g, bm, tile_w)
-    grid = (programs * -(-g.k // bn),)
+    grid = (programs * cdiv(g.k, bn),)
     launch_kernel(igemm_tma_kernel, grid,
         descriptor(call.x, views[0], x_box), descriptor(call.w, views[1], w_box), y_desc,
         r_desc, call.bias if call.bias is not None else call.out,
@@ -167,6 +175,21 @@ def launch_igemm_tma(call: ConvCall, cfg: Config) -> None:
         HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
         DGRAD=call.transposed_w, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
     )
+
+
+def box_conv_rejects(geom, plain_1x1: str) -> str | None:
+    """Why a tap's input pixels are not TMA boxes of a channels_last tensor (None: they
+    are): ungrouped, stride 1, channels_last, 16-byte channel rows. A 1x1 without padding
+    is left to ``plain_1x1``, which reads it as dense matrices."""
+    if geom.g != 1:
+        return "grouped convolutions go to the grouped families"
+    if geom.is_pointwise and geom.pad == (0, 0, 0):
+        return f"1x1 without padding: {plain_1x1} reads it as dense matrices"
+    if geom.stride != (1, 1, 1):
+        return "strided: a tap's input pixels are not one box"
+    if geom.layout != "channels_last":
+        return "TMA boxes need the channels innermost (channels_last)"
+    return tma_rows_rejects(geom)
 
 
 # (BLOCK_M, TILE_W, BLOCK_N, BLOCK_K, num_warps, num_stages): BLOCK_M pixels a tile,
@@ -194,18 +217,10 @@ class ImplicitGemmTmaFamily(KernelFamily):
                     for bm, tw, bn, bk, wp, st in TMA_CONV_TILES)
 
     def supports(self, geom) -> str | None:
-        if geom.g != 1:
-            return "grouped convolutions go to the grouped families"
-        if geom.is_pointwise and geom.pad == (0, 0, 0):
-            return "1x1 without padding: pointwise_tma reads it as one dense matrix"
-        if geom.stride != (1, 1, 1):
-            return "strided: a tap's input pixels are not one box"
-        if geom.layout != "channels_last":
-            return "TMA boxes need the channels innermost (channels_last)"
+        if reason := box_conv_rejects(geom, "pointwise_tma"):
+            return reason
         if geom.c % 32:
             return f"C={geom.c} is not a multiple of 32 (the smallest BLOCK_K)"
-        if geom.k * geom.elem_bytes % 16:
-            return f"TMA needs 16-byte rows: K={geom.k} channels of {geom.elem_bytes} bytes"
         return None
 
     def smem_bytes(self, geom, cfg: Config) -> int:

@@ -69,6 +69,12 @@ def dense_rows_rejects(geom) -> str | None:
         return "strided 1x1: the input rows are not one dense matrix"
     if geom.layout != "channels_last":
         return "TMA reads the input as a dense [pixels, channels] matrix (channels_last)"
+    return tma_rows_rejects(geom)
+
+
+def tma_rows_rejects(geom) -> str | None:
+    """Why the channel rows of X or Y are not 16-byte multiples, as TMA needs (None: they
+    are)."""
     if geom.c * geom.elem_bytes % 16 or geom.k * geom.elem_bytes % 16:
         return (f"TMA needs 16-byte rows: C={geom.c} and K={geom.k} channels of "
                 f"{geom.elem_bytes} bytes")

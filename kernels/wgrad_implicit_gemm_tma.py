@@ -26,13 +26,12 @@ import triton.language as tl
 
 from .base import Config, GradCall, next_pow2
 from .common import cdiv, dot_precision, strides5, tile_ids, upcast_dot
-from .geometry import DTYPES
-from .grad_common import GradFamily, GradGrid
-from .implicit_gemm import gemm_smem, make_configs
-from .implicit_gemm_tma import descriptor, pixels_view
+from .grad_common import GradGrid
+from .implicit_gemm import make_configs
+from .implicit_gemm_tma import box_conv_rejects, descriptor, pixels_view
 from .launcher import launch_kernel
-from .pointwise_tma import tma_missing
-from .wgrad_gemm import WGRAD_SPLITS, launch_wgrad, reduce_splits, split_ok, split_workspace
+from .wgrad_gemm import WGRAD_SPLITS, launch_wgrad, reduce_splits, split_workspace
+from .wgrad_pointwise_tma import WgradTmaFamily
 
 _RUNTIME_INTS = ["KTOT", "CTOT", "OD", "OH", "RUNS_W", "R", "S", "pdd", "pdh", "pdw",
                  "dld", "dlh", "dlw", "ITERS_PER_SPLIT", "WS_STRIDE"]
@@ -135,47 +134,24 @@ WGRAD_CONV_TMA_TILES = (
 )
 
 
-class WgradImplicitGemmTmaFamily(GradFamily):
+class WgradImplicitGemmTmaFamily(WgradTmaFamily):
     name = "wgrad_implicit_gemm_tma"
     summary = ("gradient of a stride-1 channels_last filter: dY^T X per tap from TMA "
                "boxes of one pixel row, split with a fixed-order reduction")
-    direction = "wgrad"
-    dtypes = DTYPES
     configs = tuple(c for s in WGRAD_SPLITS
                     for c in make_configs(WGRAD_CONV_TMA_TILES, GROUP_M=4, SPLIT_K=s))
 
     def supports(self, geom) -> str | None:
-        if geom.g != 1:
-            return "grouped convolutions go to the grouped gradient families"
-        if geom.is_pointwise and geom.pad == (0, 0, 0):
-            return "1x1 without padding: wgrad_pointwise_tma reads it as dense matrices"
-        if geom.stride != (1, 1, 1):
-            return "strided: a tap's input pixels along a row are not one box"
-        if geom.layout != "channels_last":
-            return "TMA boxes need the channels innermost (channels_last)"
-        if geom.c * geom.elem_bytes % 16 or geom.k * geom.elem_bytes % 16:
-            return (f"TMA needs 16-byte rows: C={geom.c} and K={geom.k} channels of "
-                    f"{geom.elem_bytes} bytes")
-        return None
-
-    def smem_bytes(self, geom, cfg: Config) -> int:
-        return gemm_smem(geom, cfg)
+        return box_conv_rejects(geom, "wgrad_pointwise_tma")
 
     def grid(self, geom, cfg: Config) -> GradGrid:
         return conv_tma_grid(geom, cfg)
-
-    def hard_ok(self, geom, cfg: Config, device) -> str | None:
-        return tma_missing(device) or super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg, device) -> str | None:
         ow = geom.out_spatial[2]
         if cfg["BLOCK_K"] > max(16, next_pow2(ow)):
             return f"BLOCK_K={cfg['BLOCK_K']} pixels exceed the {ow}-pixel output rows"
-        for key, extent, what in (("BLOCK_M", geom.k, "output"), ("BLOCK_N", geom.c, "input")):
-            if cfg[key] > max(64, 2 * extent):
-                return f"{key}={cfg[key]} exceeds the {extent} {what} channels"
-        return (split_ok(geom, cfg, device, self.grid(geom, cfg))
-                or super().config_ok(geom, cfg, device))
+        return super().config_ok(geom, cfg, device)
 
     def launch(self, call: GradCall, cfg: Config) -> None:
         launch_wgrad_conv_tma(call, cfg)

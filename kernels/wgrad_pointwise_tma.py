@@ -101,23 +101,16 @@ WGRAD_TMA_TILES = (
 )
 
 
-class WgradPointwiseTmaFamily(GradFamily):
-    name = "wgrad_pointwise_tma"
-    summary = ("gradient of a 1x1 stride-1 channels_last filter: dY^T X with TMA tiles, "
-               "split over pixels with a fixed-order reduction")
+class WgradTmaFamily(GradFamily):
+    """What the TMA wgrad families share: Hopper only, pipelined dY and X tiles, channel
+    tiles pruned past twice the channels, ``wgrad_gemm``'s split pruning on the family's
+    own grid."""
+
     direction = "wgrad"
     dtypes = DTYPES
-    configs = tuple(c for s in WGRAD_SPLITS  # wgrad_gemm's splits
-                    for c in make_configs(WGRAD_TMA_TILES, GROUP_M=4, SPLIT_K=s))
-
-    def supports(self, geom) -> str | None:
-        return dense_rows_rejects(geom)
 
     def smem_bytes(self, geom, cfg: Config) -> int:
         return gemm_smem(geom, cfg)
-
-    def grid(self, geom, cfg: Config) -> GradGrid:
-        return wgrad_grid(geom, cfg)
 
     def hard_ok(self, geom, cfg: Config, device) -> str | None:
         return tma_missing(device) or super().hard_ok(geom, cfg, device)
@@ -128,6 +121,20 @@ class WgradPointwiseTmaFamily(GradFamily):
                 return f"{key}={cfg[key]} exceeds the {extent} {what} channels"
         return (split_ok(geom, cfg, device, self.grid(geom, cfg))
                 or super().config_ok(geom, cfg, device))
+
+
+class WgradPointwiseTmaFamily(WgradTmaFamily):
+    name = "wgrad_pointwise_tma"
+    summary = ("gradient of a 1x1 stride-1 channels_last filter: dY^T X with TMA tiles, "
+               "split over pixels with a fixed-order reduction")
+    configs = tuple(c for s in WGRAD_SPLITS  # wgrad_gemm's splits
+                    for c in make_configs(WGRAD_TMA_TILES, GROUP_M=4, SPLIT_K=s))
+
+    def supports(self, geom) -> str | None:
+        return dense_rows_rejects(geom)
+
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        return wgrad_grid(geom, cfg)
 
     def launch(self, call: GradCall, cfg: Config) -> None:
         launch_wgrad_tma(call, cfg)

@@ -7,7 +7,7 @@ For each new family (forward ``implicit_gemm_tma``, its dgrad twin
 measured: its best config against the best config of every other family of that
 direction, and the best measured kernel against cuDNN before and after it, by network;
 geometric means. Forward also splits the problems by the rule that puts the family
-first (``dispatcher.choosers.box_conv_pays``).
+first (``dispatcher.choosers.box_conv_pays``) and lists the rates on the largest layers.
 """
 
 from __future__ import annotations
@@ -71,6 +71,21 @@ def table(rows: pd.DataFrame, label: str) -> str:
             f"{gm(rows['cudnn'] / np.minimum(rows['old'], rows['new'])):.3f} |")
 
 
+LARGEST = 12
+
+
+def rates(df: pd.DataFrame, rows: pd.DataFrame, family: str) -> str:
+    """TFLOP/s of the best ``family`` config, the best other config and cuDNN."""
+    ok = df[df["status"] == "ok"]
+    flops = ok.groupby("problem_id")["tflops"].first() * ok.groupby("problem_id")[
+        "latency_us"].first()  # TFLOP/s x us: the problem's work
+    out = ["| problem | new | others' best | cuDNN |", "|---|---|---|---|"]
+    for pid, r in rows.iterrows():
+        out.append(f"| {pid} | {flops[pid] / r['new']:.0f} | {flops[pid] / r['old']:.0f} | "
+                   f"{flops[pid] / r['cudnn']:.0f} |")
+    return "\n".join(out)
+
+
 def main() -> int:
     h100 = lookup("h100")
     head = ("| problems | count | new best faster by (geomean) | new faster on | min | "
@@ -89,6 +104,8 @@ def main() -> int:
             ruled = pd.Series(first, index=rows.index)
             print(table(rows[ruled], "rule puts it first"))
             print(table(rows[~ruled], "rule does not"))
+            print(f"\n{LARGEST} layers with the longest cuDNN time, TFLOP/s:\n")
+            print(rates(df, rows.nlargest(LARGEST, "cudnn"), family))
         print()
     return 0
 
