@@ -42,10 +42,18 @@ def grad_families(geom: ConvGeometry, direction: str,
     the GEMM."""
     from ..kernels.dgrad_forward import forward_problem
     from ..kernels.grad_packed import MAX_PACKED_CHANNELS
+    from ..kernels.stem import MAX_C as STEM_MAX_C
 
     direct, gemm, packed = (f"{direction}_{v}" for v in ("direct", "gemm", "packed"))
-    if geom.g > 1 and geom.cg == 1:
+    if direction == "wgrad" and geom.g > 1 and geom.cg == 1:
+        native, why = (["wgrad_depthwise_taps", direct, packed, gemm],
+                       "depthwise: wgrad by FMA, every tap of a pixel block in one program")
+    elif geom.g > 1 and geom.cg == 1:
         native, why = [direct, packed, gemm], f"depthwise: {direction} by FMA"
+    elif geom.g == 1 and geom.c <= STEM_MAX_C:
+        native, why = ([f"{direction}_stem", gemm, packed, direct],
+                       f"{geom.c} input channels: {direction} over the flattened filter "
+                       "columns")
     elif geom.g > 1 and max(geom.cg, geom.kg) <= MAX_PACKED_CHANNELS:
         native, why = ([packed, gemm, direct],
                        f"{geom.cg} channels a group: {direction} with groups packed in MMA "
@@ -63,7 +71,7 @@ def grad_families(geom: ConvGeometry, direction: str,
                 f"stride 1 channels_last on Hopper, rows of {ROW_BOX_MIN_W}+ pixels: dY^T X "
                 "from one-row TMA boxes")
     tg = forward_problem(geom) if direction == "dgrad" and device is not None else None
-    if tg is not None:
+    if tg is not None and native[0] != "dgrad_stem":
         order, fwd_why = preferred_families(tg, device)
         twins = [f"dgrad_{f}" for f in order if registry.known(f"dgrad_{f}")
                  and registry.family(f"dgrad_{f}").rejects(geom) is None]

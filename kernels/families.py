@@ -8,6 +8,7 @@ from .depthwise_rows import DepthwiseRowsFamily
 from .depthwise_span import DepthwiseSpanFamily
 from .dgrad_forward import FORWARD_DGRAD_FAMILIES
 from .dgrad_gemm import DgradGemmFamily
+from .dgrad_stem import DgradStemFamily
 from .grad_direct import DgradDirectFamily, WgradDirectFamily
 from .grad_packed import DgradPackedFamily, WgradPackedFamily
 from .grouped_direct import GroupedDirectFamily
@@ -20,9 +21,11 @@ from .pointwise import PointwiseFamily
 from .pointwise_tma import PointwiseTmaFamily
 from .splitk import SplitKFamily
 from .stem import StemFamily
+from .wgrad_depthwise_taps import WgradDepthwiseTapsFamily
 from .wgrad_gemm import WgradGemmFamily
 from .wgrad_implicit_gemm_tma import WgradImplicitGemmTmaFamily
 from .wgrad_pointwise_tma import WgradPointwiseTmaFamily
+from .wgrad_stem import WgradStemFamily
 
 FAMILIES: list[KernelFamily] = [
     ImplicitGemmFamily(),
@@ -41,10 +44,13 @@ FAMILIES: list[KernelFamily] = [
     DgradGemmFamily(),
     DgradPackedFamily(),
     DgradDirectFamily(),
+    DgradStemFamily(),
     *FORWARD_DGRAD_FAMILIES,
     WgradGemmFamily(),
     WgradPackedFamily(),
     WgradDirectFamily(),
     WgradPointwiseTmaFamily(),
     WgradImplicitGemmTmaFamily(),
+    WgradStemFamily(),
+    WgradDepthwiseTapsFamily(),
 ]

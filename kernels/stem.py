@@ -30,6 +30,17 @@ MAX_C = 8
 MAX_KDIM = 4096
 
 
+@triton.jit
+def filter_columns(offs_j, KR: tl.constexpr, KS: tl.constexpr, KC: tl.constexpr):
+    """Flattened (t, r, s, c) filter column -> (kt, kr, ks, c); sizes are constexpr, so
+    each split is a multiply-shift."""
+    c = offs_j % KC
+    ks = (offs_j // KC) % KS
+    kr = (offs_j // (KC * KS)) % KR
+    kt = offs_j // (KC * KS * KR)
+    return kt, kr, ks, c
+
+
 @triton.jit(do_not_specialize=["M", "D", "H", "W", "OD", "OH", "OW",
                                "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw"])
 def stem_kernel(
@@ -65,10 +76,7 @@ def stem_kernel(
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, KDIM, BLOCK_K):
         kk = k0 + tl.arange(0, BLOCK_K)
-        c = kk % KC
-        ks = (kk // KC) % KS
-        kr = (kk // (KC * KS)) % KR
-        kt = kk // (KC * KS * KR)
+        kt, kr, ks, c = filter_columns(kk, KR, KS, KC)
         k_ok = kk < KDIM
         dd = kt * dld
         dh = kr * dlh

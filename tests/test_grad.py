@@ -83,6 +83,13 @@ CASES = [
                                dtype="float16", layout="channels_last")),
     ("dgrad_depthwise_span", G(n=1, c=40, k=40, g=40, h=8, w=8, r=5, s=5, pad=(0, 2, 2),
                                dtype="bfloat16", layout="channels_last")),
+    ("dgrad_stem", G(n=2, c=3, k=8, h=9, w=10, r=7, s=7, stride=(1, 2, 2), pad=(0, 3, 3),
+                     layout="channels_last")),
+    ("dgrad_stem", G(n=3, c=5, k=20, d=4, h=5, w=6, t=3, r=3, s=3, stride=(2, 1, 1),
+                     pad=(1, 1, 1), dims=3, dtype="float16")),
+    ("dgrad_stem", G(n=1, c=4, k=16, h=6, w=6, r=4, s=4, pad=(0, 1, 1), pad_hi=(0, 2, 2),
+                     dilation=(1, 2, 1), layout="channels_last")),
+    ("dgrad_stem", G(n=1, c=2, k=8, h=9, w=9, r=2, s=2, stride=(1, 3, 3))),  # unreached rows
     ("wgrad_gemm", G(n=2, c=16, k=24, h=6, w=7, r=3, s=3, pad=(0, 1, 1))),
     ("wgrad_gemm", G(n=3, c=20, k=16, h=9, w=8, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
                      layout="contiguous")),
@@ -113,6 +120,20 @@ CASES = [
                        pad=(0, 2, 2))),
     ("wgrad_direct", G(n=1, c=8, k=8, g=8, d=4, h=5, w=4, t=3, r=3, s=3, pad=(1, 1, 1),
                        dims=3)),
+    ("wgrad_stem", G(n=2, c=3, k=8, h=9, w=10, r=7, s=7, stride=(1, 2, 2), pad=(0, 3, 3),
+                     layout="channels_last")),
+    ("wgrad_stem", G(n=1, c=5, k=20, d=4, h=5, w=6, t=3, r=3, s=3, pad=(1, 1, 1), dims=3,
+                     dtype="float16")),
+    ("wgrad_stem", G(n=1, c=4, k=16, h=6, w=6, r=4, s=4, pad=(0, 1, 1), pad_hi=(0, 2, 2),
+                     dilation=(1, 2, 1), layout="channels_last")),
+    ("wgrad_depthwise_taps", G(n=2, c=24, k=24, g=24, h=7, w=6, r=3, s=3, pad=(0, 1, 1),
+                               layout="channels_last")),
+    ("wgrad_depthwise_taps", G(n=1, c=16, k=32, g=16, h=9, w=9, r=5, s=5, stride=(1, 2, 2),
+                               pad=(0, 2, 2), layout="contiguous")),  # multiplier 2
+    ("wgrad_depthwise_taps", G(n=1, c=8, k=8, g=8, d=4, h=5, w=4, t=3, r=3, s=3,
+                               pad=(1, 1, 1), dilation=(1, 2, 1), dims=3, dtype="bfloat16")),
+    ("wgrad_depthwise_taps", G(n=1, c=8, k=8, g=8, h=8, w=8, r=7, s=7, pad=(0, 3, 3),
+                               layout="channels_last")),  # 49 taps
 ]
 
 
@@ -190,6 +211,23 @@ def test_wgrad_tma_split_and_unaligned_fallback(family, taps):
     assert rel_err(out, ref) < TOL["float32"]
 
 
+@pytest.mark.parametrize("layout", ["channels_last", "contiguous"])
+def test_dgrad_stem_chunks_images(layout, monkeypatch):
+    """A column workspace too small for the batch: images run in chunks (here 2 + 2 + 1),
+    each chunk's input rows written once, whatever dY's layout."""
+    from convdispatch.kernels import dgrad_stem
+
+    geom = G(n=5, c=3, k=8, h=9, w=10, r=5, s=5, stride=(1, 2, 2), pad=(0, 2, 2),
+             layout=layout)
+    per_image = 5 * 5 * dgrad_stem.col_stride(geom) * 4
+    monkeypatch.setattr(dgrad_stem, "MAX_COL_BYTES", 2 * per_image)
+    assert dgrad_stem.chunk_images(geom) == 2
+    x, w, dy = grad_tensors(geom, seed=5)
+    cfg = registry.family("dgrad_stem").configs[0]
+    out = run_family("dgrad_stem", cfg, geom, x, w, dy)
+    assert rel_err(out, grad_ref(geom, "dgrad", x, w, dy)) < TOL["float32"]
+
+
 def small_geometry(family: str, dtype: str, r: int = 3) -> ConvGeometry:
     """A tiny geometry ``family`` runs: strided first (the stride-phase paths), then stride
     1 (the forward twins), ungrouped, grouped (4 or 8 channels a group) or depthwise;
@@ -197,7 +235,7 @@ def small_geometry(family: str, dtype: str, r: int = 3) -> ConvGeometry:
     fam = registry.family(family)
     for pad in (r // 2, 1):  # a padded 1x1 last (families that leave the plain 1x1 to TMA)
         for c, g, st in ((16, 1, 2), (16, 4, 2), (16, 2, 2), (16, 16, 2), (16, 1, 1),
-                         (16, 4, 1), (16, 2, 1), (16, 16, 1), (64, 1, 1)):
+                         (16, 4, 1), (16, 2, 1), (16, 16, 1), (64, 1, 1), (3, 1, 2)):
             geom = ConvGeometry(n=2, c=c, k=c, g=g, h=6, w=5, r=r, s=r, stride=(1, st, st),
                                 pad=(0, pad, pad), dtype=dtype)
             if fam.candidates(geom, INTERPRETER):
@@ -239,11 +277,13 @@ def test_every_config_runs(family):
             assert rel_err(out, ref) < 1e-5, str(cfg)
 
 
-@pytest.mark.parametrize("family", ["wgrad_gemm", "wgrad_direct"])
+@pytest.mark.parametrize("family", ["wgrad_gemm", "wgrad_direct", "wgrad_stem",
+                                    "wgrad_depthwise_taps"])
 def test_split_reduction_is_deterministic(family):
     fam = registry.family(family)
-    g = 8 if family == "wgrad_direct" else 1
-    geom = G(n=4, c=16, k=16, g=g, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
+    g = 16 if family == "wgrad_depthwise_taps" else 8 if family == "wgrad_direct" else 1
+    c = 3 if family == "wgrad_stem" else 16
+    geom = G(n=4, c=c, k=16, g=g, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
     x, w, dy = grad_tensors(geom, seed=3)
     split = min((c for c in fam.configs if c["SPLIT_K"] > 1),
                 key=lambda c: (c["SPLIT_K"], c["BLOCK_M"] * c["BLOCK_N"], str(c)))

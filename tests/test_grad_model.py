@@ -44,6 +44,7 @@ STRIDED = ConvGeometry(n=2, c=32, k=48, h=15, w=13, r=3, s=3, stride=(1, 2, 2),
 THIN_DW = ConvGeometry(n=2, c=8, k=8, g=8, h=12, w=12, r=5, s=5, pad=(0, 2, 2))
 POINTWISE_S2 = ConvGeometry(n=4, c=64, k=128, h=14, w=14, r=1, s=1, stride=(1, 2, 2))
 GROUPED_S1 = ConvGeometry(n=4, c=64, k=64, g=16, h=14, w=14, r=3, s=3, pad=(0, 1, 1))
+STEM = ConvGeometry(n=2, c=3, k=64, h=32, w=32, r=7, s=7, stride=(1, 2, 2), pad=(0, 3, 3))
 
 
 def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list:
@@ -55,6 +56,7 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
         depthwise_span,
         dgrad_forward,
         dgrad_gemm,
+        dgrad_stem,
         grad_direct,
         grouped_packed,
         grouped_rows,
@@ -63,14 +65,17 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
         pointwise,
         pointwise_tma,
         splitk,
+        wgrad_depthwise_taps,
         wgrad_gemm,
         wgrad_implicit_gemm_tma,
+        wgrad_stem,
     )
 
     grids = []
-    for mod in (depthwise, depthwise_span, dgrad_forward, dgrad_gemm, grad_direct,
+    for mod in (depthwise, depthwise_span, dgrad_forward, dgrad_gemm, dgrad_stem, grad_direct,
                 grouped_packed, grouped_rows, implicit_gemm, implicit_gemm_tma, pointwise,
-                pointwise_tma, splitk, wgrad_gemm, wgrad_implicit_gemm_tma):
+                pointwise_tma, splitk, wgrad_depthwise_taps, wgrad_gemm,
+                wgrad_implicit_gemm_tma, wgrad_stem):
         monkeypatch.setattr(mod, "launch_kernel", lambda k, grid, *a, **kw: (
             None if k is dgrad_forward.regroup_kernel else grids.append(grid)))
     od, oh, ow = geom.out_spatial
@@ -85,9 +90,9 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
 
 @pytest.mark.parametrize("direction", ["dgrad", "wgrad"])
 @pytest.mark.parametrize("geom", [GROUPED, DEPTHWISE, DENSE, STRIDED, THIN_DW, POINTWISE_S2,
-                                  GROUPED_S1],
+                                  GROUPED_S1, STEM],
                          ids=["grouped", "dw", "dense", "strided", "dw5x5", "pointwise_s2",
-                              "grouped_s1"])
+                              "grouped_s1", "stem"])
 def test_gradient_features_count_the_launch_grid(direction, geom, monkeypatch):
     """programs = the launcher's real grid (first launch: the reduction of a split is
     separate), and the view columns are the family's grid."""
