@@ -24,6 +24,9 @@ _RUNTIME_INTS = ["P", "D", "H", "W", "OD", "OH", "OW", "T", "R", "S",
                  "ITERS_PER_SPLIT", "WS_STRIDE"]
 # Most workspace a split may ask for; larger splits are pruned.
 MAX_WORKSPACE_BYTES = 1 << 30
+# dW elements a reduction program adds: small enough that a depthwise or stem filter's
+# few thousand elements still spread over tens of programs.
+REDUCE_BLOCK = 256
 
 
 @triton.jit(do_not_specialize=_RUNTIME_INTS)
@@ -99,8 +102,17 @@ def wgrad_reduce_kernel(ws_ptr, dw_ptr, TOTAL, KC, CG, R, S, SPLIT,
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < TOTAL
     acc = tl.zeros((BLOCK,), dtype=ACC)
-    for i in range(0, SPLIT):
-        acc += tl.load(ws_ptr + i * TOTAL + offs, mask=mask, other=0.0)
+    # Four slices in flight a step: one load at a time left the loop latency-bound (a
+    # small dW has few programs, each walking every slice). Same order of additions.
+    for i in range(0, SPLIT, 4):
+        a0 = tl.load(ws_ptr + i * TOTAL + offs, mask=mask, other=0.0)
+        a1 = tl.load(ws_ptr + (i + 1) * TOTAL + offs, mask=mask & (i + 1 < SPLIT), other=0.0)
+        a2 = tl.load(ws_ptr + (i + 2) * TOTAL + offs, mask=mask & (i + 2 < SPLIT), other=0.0)
+        a3 = tl.load(ws_ptr + (i + 3) * TOTAL + offs, mask=mask & (i + 3 < SPLIT), other=0.0)
+        acc += a0
+        acc += a1
+        acc += a2
+        acc += a3
     tap = offs // KC
     kc = offs % KC
     c = kc % CG
@@ -116,10 +128,10 @@ def reduce_splits(call: GradCall, ws, split: int) -> None:
     """Add the workspace slices into dW (shared by every split wgrad family)."""
     g = call.geom
     total = g.k * g.cg * g.t * g.r * g.s
-    block = 1024
+    block = REDUCE_BLOCK
     launch_kernel(wgrad_reduce_kernel, (cdiv(total, block),),
                   ws, call.out, total, g.k * g.cg, g.cg, g.r, g.s, split, *strides5(call.out),
-                  BLOCK=block, ACC=grad_acc(call), num_warps=4)
+                  BLOCK=block, ACC=grad_acc(call), num_warps=2)
 
 
 def split_workspace(call: GradCall, split: int):
