@@ -21,10 +21,10 @@ import triton.language as tl
 
 from .base import Config, GradCall, next_pow2, tile_fits
 from .common import cdiv, dot_precision, needs_int64, split_rows, strides5, upcast_dot
-from .grad_common import GradFamily, GradGrid, grad_acc
-from .implicit_gemm import gemm_smem, make_configs
+from .grad_common import GradGrid, grad_acc
+from .implicit_gemm import make_configs
 from .launcher import launch_kernel, workspace
-from .stem import MAX_C, filter_columns
+from .stem import StemGradFamily, filter_cols, filter_columns
 
 _RUNTIME_INTS = ["M", "D", "H", "W", "OD", "OH", "OW", "std", "sth", "stw", "pdd", "pdh",
                  "pdw", "dld", "dlh", "dlw", "N0"]
@@ -36,7 +36,7 @@ GATHER_BLOCK = 128
 
 def col_stride(geom) -> int:
     """Row length of the column workspace: the filter columns, rounded to 16 bytes."""
-    return cdiv(geom.c * geom.t * geom.r * geom.s, 4) * 4
+    return cdiv(filter_cols(geom), 4) * 4
 
 
 @triton.jit(do_not_specialize=["M", "KTOT", "COLS", "OD", "OH", "OW", "ROW0"])
@@ -134,33 +134,23 @@ def chunk_images(geom) -> int:
     return max(1, min(geom.n, MAX_COL_BYTES // max(per_image, 1)))
 
 
-class DgradStemFamily(GradFamily):
+class DgradStemFamily(StemGradFamily):
     name = "dgrad_stem"
     summary = ("gradient of the input for few input channels: a dense GEMM into the "
                "flattened filter columns, then a fixed-order col2im gather")
     direction = "dgrad"
     configs = make_configs(DGRAD_STEM_TILES)
 
-    def supports(self, geom) -> str | None:
-        if geom.g != 1:
-            return "grouped convolutions go to dgrad_packed / dgrad_direct"
-        if geom.c > MAX_C:
-            return f"{geom.c} input channels: more than the {MAX_C} this path is for"
-        return None
-
-    def smem_bytes(self, geom, cfg: Config) -> int:
-        return gemm_smem(geom, cfg)
-
     def grid(self, geom, cfg: Config) -> GradGrid:
         """The column GEMM: output pixels x filter columns, reduced over K."""
         bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
-        cols = geom.c * geom.t * geom.r * geom.s
+        cols = filter_cols(geom)
         return GradGrid(m=geom.gemm_m, n=cols, red=geom.k, block_m=bm, block_n=bn,
                         tiles_m=cdiv(geom.gemm_m, bm), tiles_n=cdiv(cols, bn), mult=1,
                         k_steps=cdiv(geom.k, bk), k_block=bk)
 
     def config_ok(self, geom, cfg, device) -> str | None:
-        cols = geom.c * geom.t * geom.r * geom.s
+        cols = filter_cols(geom)
         if not tile_fits(cfg["BLOCK_N"], cols, 32):
             return f"BLOCK_N={cfg['BLOCK_N']} exceeds the {cols} filter columns"
         if not tile_fits(cfg["BLOCK_K"], geom.k, 32):
@@ -176,7 +166,7 @@ class DgradStemFamily(GradFamily):
         bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
         od, oh, ow = g.out_spatial
         per_img_out, per_img_in = od * oh * ow, g.d * g.h * g.w
-        cols, stride = g.c * g.t * g.r * g.s, col_stride(g)
+        cols, stride = filter_cols(g), col_stride(g)
         chunk = chunk_images(g)
         acc_dtype = torch.float64 if g.dtype == "float64" else torch.float32
         col = workspace((chunk * per_img_out, stride), call.dy.device, acc_dtype)

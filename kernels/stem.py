@@ -23,7 +23,8 @@ from .common import (
     tile_ids,
     upcast_dot,
 )
-from .implicit_gemm import make_configs
+from .grad_common import GradFamily
+from .implicit_gemm import gemm_smem, make_configs
 from .launcher import launch_kernel
 
 MAX_C = 8
@@ -151,3 +152,23 @@ class StemFamily(KernelFamily):
             UPCAST=upcast_dot(call), INT64=needs_int64(call),
             num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
         )
+
+
+def filter_cols(geom) -> int:
+    """Flattened (t, r, s, c) filter columns of one output channel."""
+    return geom.c * geom.t * geom.r * geom.s
+
+
+class StemGradFamily(GradFamily):
+    """What the stem's gradient families (``dgrad_stem``, ``wgrad_stem``) share: dense
+    convolutions with at most MAX_C input channels, pipelined GEMM tiles."""
+
+    def supports(self, geom) -> str | None:
+        if geom.g != 1:
+            return f"grouped convolutions go to the packed / direct {self.direction} families"
+        if geom.c > MAX_C:
+            return f"{geom.c} input channels: more than the {MAX_C} this path is for"
+        return None
+
+    def smem_bytes(self, geom, cfg: Config) -> int:
+        return gemm_smem(geom, cfg)

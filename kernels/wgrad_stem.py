@@ -26,10 +26,10 @@ from .common import (
     tile_ids,
     upcast_dot,
 )
-from .grad_common import GradFamily, GradGrid, grad_acc
-from .implicit_gemm import gemm_smem, make_configs
+from .grad_common import GradGrid, grad_acc
+from .implicit_gemm import make_configs
 from .launcher import launch_kernel
-from .stem import MAX_C, filter_columns
+from .stem import StemGradFamily, filter_cols, filter_columns
 from .wgrad_gemm import reduce_splits, split_ok, split_workspace
 
 _RUNTIME_INTS = ["P", "D", "H", "W", "OD", "OH", "OW", "std", "sth", "stw", "pdd", "pdh",
@@ -107,7 +107,7 @@ WGRAD_STEM_TILES = (
 WGRAD_STEM_SPLITS = (1, 16, 64, 256)
 
 
-class WgradStemFamily(GradFamily):
+class WgradStemFamily(StemGradFamily):
     name = "wgrad_stem"
     summary = ("gradient of the weight for few input channels: one GEMM over the flattened "
                "(t, r, s, c) filter columns, split with a fixed-order reduction")
@@ -115,20 +115,10 @@ class WgradStemFamily(GradFamily):
     configs = tuple(c for s in WGRAD_STEM_SPLITS
                     for c in make_configs(WGRAD_STEM_TILES, GROUP_M=4, SPLIT_K=s))
 
-    def supports(self, geom) -> str | None:
-        if geom.g != 1:
-            return "grouped convolutions go to wgrad_packed / wgrad_direct"
-        if geom.c > MAX_C:
-            return f"{geom.c} input channels: more than the {MAX_C} this path is for"
-        return None
-
-    def smem_bytes(self, geom, cfg: Config) -> int:
-        return gemm_smem(geom, cfg)
-
     def grid(self, geom, cfg: Config) -> GradGrid:
         """Output channels x flattened filter columns, reducing over the output pixels."""
         bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
-        cols = geom.c * geom.t * geom.r * geom.s
+        cols = filter_cols(geom)
         return GradGrid(m=geom.k, n=cols, red=geom.gemm_m, block_m=bm, block_n=bn,
                         tiles_m=cdiv(geom.k, bm), tiles_n=cdiv(cols, bn), mult=1,
                         k_steps=cdiv(geom.gemm_m, bk), k_block=bk)
@@ -136,7 +126,7 @@ class WgradStemFamily(GradFamily):
     def config_ok(self, geom, cfg, device) -> str | None:
         if not tile_fits(cfg["BLOCK_M"], geom.k, 32):
             return f"BLOCK_M={cfg['BLOCK_M']} exceeds the {geom.k} output channels"
-        cols = geom.c * geom.t * geom.r * geom.s
+        cols = filter_cols(geom)
         if not tile_fits(cfg["BLOCK_N"], cols, 32):
             return f"BLOCK_N={cfg['BLOCK_N']} exceeds the {cols} filter columns"
         return (split_ok(geom, cfg, device, self.grid(geom, cfg))
@@ -151,7 +141,7 @@ class WgradStemFamily(GradFamily):
         launch_kernel(wgrad_stem_kernel, (tiles.tiles_m * tiles.tiles_n, split),
             call.dy, call.x, call.out, ws,
             g.gemm_m, g.k, g.d, g.h, g.w, *g.out_spatial, *g.stride, *g.pad, *g.dilation,
-            per_split, g.k * g.c * g.t * g.r * g.s,
+            per_split, g.k * filter_cols(g),
             *strides5(call.dy), *strides5(call.x), *strides5(call.out),
             KT=g.t, KR=g.r, KS=g.s, KC=g.c,
             BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"],
