@@ -297,6 +297,30 @@ def pixel_tap_rows(offs_p, P, OD, OH, OW, kt, kr, ks, std, sth, stw, pdd, pdh, p
 
 
 @triton.jit
+def output_pixels(offs_p, OD, OH, OW, std, sth, stw, pdd, pdh, pdw,
+                  syn, syd, syh, syw, sxn, sxd, sxh, sxw, INT64: tl.constexpr):
+    """Output pixels ``offs_p`` -> their dY offsets, the input corner (id0, ih0, iw0) of
+    their filter window and the X offset of that corner."""
+    n, od, oh, ow = split_rows(offs_p, OD, OH, OW)
+    id0 = od * std - pdd
+    ih0 = oh * sth - pdh
+    iw0 = ow * stw - pdw
+    if INT64:
+        n = n.to(tl.int64)
+    y_row = n * syn + od * syd + oh * syh + ow * syw
+    x_row = n * sxn + id0 * sxd + ih0 * sxh + iw0 * sxw
+    return y_row, x_row, id0, ih0, iw0
+
+
+@triton.jit
+def window_inside(id0, ih0, iw0, dd, dh, dw, D, H, W):
+    """[pixels, columns]: whether input (id0 + dd, ih0 + dh, iw0 + dw) of each window
+    corner and column offset lies inside the input."""
+    return (inside(id0[:, None] + dd[None, :], D) & inside(ih0[:, None] + dh[None, :], H)
+            & inside(iw0[:, None] + dw[None, :], W))
+
+
+@triton.jit
 def tap_columns(iw0, dlw, W, sxw, ch_off, ch_ok, KS: tl.constexpr):
     """Per filter column ks of a row of output pixels (input column ``iw0`` at ks = 0):
     the [pixels, channels] offsets of its input and which of them lie inside the image,

@@ -32,7 +32,7 @@ from .common import (
 from .dgrad_gemm import phase_rows
 from .grad_common import GradFamily, GradGrid, grad_acc
 from .launcher import launch_kernel
-from .wgrad_gemm import reduce_splits, split_ok, split_workspace
+from .wgrad_gemm import split_ok, split_slices
 
 _RUNTIME_INTS = ["M", "P", "D", "H", "W", "OD", "OH", "OW", "T", "R", "S",
                  "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw",
@@ -229,15 +229,12 @@ class WgradDirectFamily(GradFamily):
         q = g.k * g.cg
         trs = g.t * g.r * g.s
         tiles = self.grid(g, cfg)
-        per_split = cdiv(tiles.k_steps, split)
-        ws = split_workspace(call, split) if split > 1 else call.out
-        launch_kernel(wgrad_direct_kernel, (tiles.tiles_n, tiles.mult, split),
-            call.dy, call.x, call.out, ws,
-            g.gemm_m, g.cg, g.kg, q, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
-            *g.stride, *g.pad, *g.dilation, per_split, q * trs,
-            *strides5(call.dy), *strides5(call.x), *strides5(call.out),
-            BLOCK_M=bm, BLOCK_N=bn, SPLIT_K=split, ACC=grad_acc(call),
-            INT64=needs_int64(call), num_warps=cfg["num_warps"], num_stages=1,
-        )
-        if split > 1:
-            reduce_splits(call, ws, split)
+        with split_slices(call, split, tiles.k_steps) as (per_split, ws):
+            launch_kernel(wgrad_direct_kernel, (tiles.tiles_n, tiles.mult, split),
+                call.dy, call.x, call.out, ws,
+                g.gemm_m, g.cg, g.kg, q, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
+                *g.stride, *g.pad, *g.dilation, per_split, q * trs,
+                *strides5(call.dy), *strides5(call.x), *strides5(call.out),
+                BLOCK_M=bm, BLOCK_N=bn, SPLIT_K=split, ACC=grad_acc(call),
+                INT64=needs_int64(call), num_warps=cfg["num_warps"], num_stages=1,
+            )

@@ -16,10 +16,10 @@ import triton
 import triton.language as tl
 
 from .base import Config, GradCall, next_pow2
-from .common import cdiv, inside, needs_int64, split_rows, strides5
+from .common import cdiv, needs_int64, output_pixels, strides5, window_inside
 from .grad_common import GradFamily, GradGrid, grad_acc
 from .launcher import launch_kernel
-from .wgrad_gemm import reduce_splits, split_ok, split_workspace
+from .wgrad_gemm import split_ok, split_slices
 
 _RUNTIME_INTS = ["P", "D", "H", "W", "OD", "OH", "OW", "std", "sth", "stw", "pdd", "pdh",
                  "pdw", "dld", "dlh", "dlw", "ITERS_PER_SPLIT", "WS_STRIDE"]
@@ -61,22 +61,15 @@ def wgrad_depthwise_taps_kernel(
     for i in range(0, ITERS_PER_SPLIT):
         offs_p = (pid_k * ITERS_PER_SPLIT + i) * BLOCK_P + offs_p0
         p_ok = offs_p < P
-        n, od, oh, ow = split_rows(offs_p, OD, OH, OW)
-        id0 = od * std - pdd
-        ih0 = oh * sth - pdh
-        iw0 = ow * stw - pdw
-        if INT64:
-            n = n.to(tl.int64)
-        y_row = n * syn + od * syd + oh * syh + ow * syw
+        y_row, x_row, id0, ih0, iw0 = output_pixels(
+            offs_p, OD, OH, OW, std, sth, stw, pdd, pdh, pdw,
+            syn, syd, syh, syw, sxn, sxd, sxh, sxw, INT64)
         dy = tl.load(dy_ptr + y_row[:, None] + y_col[None, :],
                      mask=p_ok[:, None] & k_mask[None, :], other=0.0)
-        idd = id0[:, None] + dd[None, :]
-        ih = ih0[:, None] + dh[None, :]
-        iw = iw0[:, None] + dw[None, :]
-        ok = (p_ok[:, None] & t_ok[None, :] & inside(idd, D) & inside(ih, H)
-              & inside(iw, W))
-        x_row = (n * sxn + id0 * sxd + ih0 * sxh + iw0 * sxw)[:, None] + tap_off[None, :]
-        xv = tl.load(x_ptr + x_row[:, :, None] + x_col[None, None, :],
+        ok = (p_ok[:, None] & t_ok[None, :]
+              & window_inside(id0, ih0, iw0, dd, dh, dw, D, H, W))
+        x_tap = x_row[:, None] + tap_off[None, :]
+        xv = tl.load(x_ptr + x_tap[:, :, None] + x_col[None, None, :],
                      mask=ok[:, :, None] & k_mask[None, None, :], other=0.0)
         acc += dy.to(ACC)[:, None, :] * xv.to(ACC)
     total = tl.sum(acc, axis=0)  # [taps, channels]
@@ -137,17 +130,14 @@ class WgradDepthwiseTapsFamily(GradFamily):
         g = call.geom
         split = cfg["SPLIT_K"]
         tiles = self.grid(g, cfg)
-        per_split = cdiv(tiles.k_steps, split)
-        ws = split_workspace(call, split) if split > 1 else call.out
-        launch_kernel(wgrad_depthwise_taps_kernel, (tiles.tiles_n, split),
-            call.dy, call.x, call.out, ws,
-            g.gemm_m, g.k, g.kg, g.d, g.h, g.w, *g.out_spatial, *g.stride, *g.pad,
-            *g.dilation, per_split, g.k * g.t * g.r * g.s,
-            *strides5(call.dy), *strides5(call.x), *strides5(call.out),
-            KT=g.t, KR=g.r, KS=g.s, TAPS_P2=next_pow2(g.t * g.r * g.s),
-            BLOCK_P=cfg["BLOCK_M"], BLOCK_C=cfg["BLOCK_N"], SPLIT_K=split,
-            ONE_PER_GROUP=g.kg == 1, ACC=grad_acc(call), INT64=needs_int64(call),
-            num_warps=cfg["num_warps"], num_stages=1,
-        )
-        if split > 1:
-            reduce_splits(call, ws, split)
+        with split_slices(call, split, tiles.k_steps) as (per_split, ws):
+            launch_kernel(wgrad_depthwise_taps_kernel, (tiles.tiles_n, split),
+                call.dy, call.x, call.out, ws,
+                g.gemm_m, g.k, g.kg, g.d, g.h, g.w, *g.out_spatial, *g.stride, *g.pad,
+                *g.dilation, per_split, g.k * g.t * g.r * g.s,
+                *strides5(call.dy), *strides5(call.x), *strides5(call.out),
+                KT=g.t, KR=g.r, KS=g.s, TAPS_P2=next_pow2(g.t * g.r * g.s),
+                BLOCK_P=cfg["BLOCK_M"], BLOCK_C=cfg["BLOCK_N"], SPLIT_K=split,
+                ONE_PER_GROUP=g.kg == 1, ACC=grad_acc(call), INT64=needs_int64(call),
+                num_warps=cfg["num_warps"], num_stages=1,
+            )

@@ -10,6 +10,8 @@ in a fixed order. No atomics: the result does not depend on scheduling.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import triton
 import triton.language as tl
 
@@ -134,6 +136,17 @@ def reduce_splits(call: GradCall, ws, split: int) -> None:
                   BLOCK=block, ACC=grad_acc(call), num_warps=2)
 
 
+@contextmanager
+def split_slices(call: GradCall, split: int, k_steps: int):
+    """(reduction steps one split walks, where its partial dW goes) for a wgrad launch of
+    ``split`` slices: a float32 workspace whose slices are added into dW in a fixed order
+    when the launch returns (``reduce_splits``), or dW itself when not split."""
+    ws = split_workspace(call, split) if split > 1 else call.out
+    yield cdiv(k_steps, split), ws
+    if split > 1:
+        reduce_splits(call, ws, split)
+
+
 def split_workspace(call: GradCall, split: int):
     """Float32 (float64 for float64 operands) partial-sum slices of dW."""
     import torch
@@ -160,21 +173,19 @@ def launch_wgrad(call: GradCall, cfg: Config, gpt: int = 1) -> None:
     split = cfg.get("SPLIT_K", 1)
     p = g.gemm_m
     tiles = wgrad_grid(g, cfg, gpt)
-    per_split = cdiv(tiles.k_steps, split)
-    ws = split_workspace(call, split) if split > 1 else call.out
     trs = g.t * g.r * g.s
     grid = (tiles.tiles_m * tiles.tiles_n, tiles.mult, split)
-    launch_kernel(wgrad_kernel, grid,
-        call.dy, call.x, call.out, ws,
-        p, g.cg, g.kg, gpt, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
-        *g.stride, *g.pad, *g.dilation, per_split, g.k * g.cg * trs,
-        *strides5(call.dy), *strides5(call.x), *strides5(call.out),
-        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 4), SPLIT_K=split,
-        PREC=dot_precision(call), ACC=grad_acc(call), UPCAST=upcast_dot(call),
-        INT64=needs_int64(call), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
-    )
-    if split > 1:
-        reduce_splits(call, ws, split)
+    with split_slices(call, split, tiles.k_steps) as (per_split, ws):
+        launch_kernel(wgrad_kernel, grid,
+            call.dy, call.x, call.out, ws,
+            p, g.cg, g.kg, gpt, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
+            *g.stride, *g.pad, *g.dilation, per_split, g.k * g.cg * trs,
+            *strides5(call.dy), *strides5(call.x), *strides5(call.out),
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 4),
+            SPLIT_K=split, PREC=dot_precision(call), ACC=grad_acc(call),
+            UPCAST=upcast_dot(call), INT64=needs_int64(call), num_warps=cfg["num_warps"],
+            num_stages=cfg["num_stages"],
+        )
 
 
 def split_ok(geom, cfg: Config, device, grid: GradGrid) -> str | None:

@@ -30,7 +30,7 @@ from .grad_common import GradGrid
 from .implicit_gemm import make_configs
 from .implicit_gemm_tma import box_conv_rejects, descriptor, pixels_view
 from .launcher import launch_kernel
-from .wgrad_gemm import WGRAD_SPLITS, launch_wgrad, reduce_splits, split_workspace
+from .wgrad_gemm import WGRAD_SPLITS, launch_wgrad, split_slices
 from .wgrad_pointwise_tma import WgradTmaFamily
 
 _RUNTIME_INTS = ["KTOT", "CTOT", "OD", "OH", "RUNS_W", "R", "S", "pdd", "pdh", "pdw",
@@ -109,21 +109,18 @@ def launch_wgrad_conv_tma(call: GradCall, cfg: Config) -> None:
         return
     split = cfg.get("SPLIT_K", 1)
     tiles = conv_tma_grid(g, cfg)
-    per_split = cdiv(tiles.k_steps, split)
     taps = g.t * g.r * g.s
-    ws = split_workspace(call, split) if split > 1 else call.out
     runs_w, _ = row_runs(g, bk)
-    launch_kernel(wgrad_conv_tma_kernel, (tiles.tiles_m * tiles.tiles_n, taps, split),
-        descriptor(call.dy, dy_view, [1, 1, 1, bk, bm]),
-        descriptor(call.x, x_view, [1, 1, 1, bk, bn]),
-        call.out, ws, g.k, g.c, g.out_spatial[0], g.out_spatial[1], runs_w, g.r, g.s,
-        *g.pad, *g.dilation, per_split, g.k * g.c * taps, *strides5(call.out),
-        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 4), SPLIT_K=split,
-        PREC=dot_precision(call), UPCAST=upcast_dot(call),
-        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
-    )
-    if split > 1:
-        reduce_splits(call, ws, split)
+    with split_slices(call, split, tiles.k_steps) as (per_split, ws):
+        launch_kernel(wgrad_conv_tma_kernel, (tiles.tiles_m * tiles.tiles_n, taps, split),
+            descriptor(call.dy, dy_view, [1, 1, 1, bk, bm]),
+            descriptor(call.x, x_view, [1, 1, 1, bk, bn]),
+            call.out, ws, g.k, g.c, g.out_spatial[0], g.out_spatial[1], runs_w, g.r, g.s,
+            *g.pad, *g.dilation, per_split, g.k * g.c * taps, *strides5(call.out),
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 4), SPLIT_K=split,
+            PREC=dot_precision(call), UPCAST=upcast_dot(call),
+            num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+        )
 
 
 # (BLOCK_M over output channels, BLOCK_N over input channels, BLOCK_K pixels of one

@@ -20,7 +20,7 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 from .base import Config, GradCall
-from .common import cdiv, dot_precision, strides5, tile_ids, upcast_dot
+from .common import dot_precision, strides5, tile_ids, upcast_dot
 from .geometry import DTYPES
 from .grad_common import GradFamily, GradGrid
 from .implicit_gemm import gemm_smem, make_configs
@@ -29,9 +29,8 @@ from .pointwise_tma import dense_rows_rejects, rows_view, tma_missing
 from .wgrad_gemm import (
     WGRAD_SPLITS,
     launch_wgrad,
-    reduce_splits,
     split_ok,
-    split_workspace,
+    split_slices,
     wgrad_grid,
 )
 
@@ -79,18 +78,16 @@ def launch_wgrad_tma(call: GradCall, cfg: Config) -> None:
         return
     split = cfg.get("SPLIT_K", 1)
     tiles = wgrad_grid(g, cfg)
-    per_split = cdiv(tiles.k_steps, split)
-    ws = split_workspace(call, split) if split > 1 else call.out
     sw = strides5(call.out)
-    launch_kernel(wgrad_tma_kernel, (tiles.tiles_m * tiles.tiles_n, split),
-        TensorDescriptor.from_tensor(dy2, [bk, bm]), TensorDescriptor.from_tensor(x2, [bk, bn]),
-        call.out, ws, g.k, g.c, per_split, sw[0], sw[1],
-        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 4), SPLIT_K=split,
-        PREC=dot_precision(call), UPCAST=upcast_dot(call),
-        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
-    )
-    if split > 1:
-        reduce_splits(call, ws, split)
+    with split_slices(call, split, tiles.k_steps) as (per_split, ws):
+        launch_kernel(wgrad_tma_kernel, (tiles.tiles_m * tiles.tiles_n, split),
+            TensorDescriptor.from_tensor(dy2, [bk, bm]),
+            TensorDescriptor.from_tensor(x2, [bk, bn]),
+            call.out, ws, g.k, g.c, per_split, sw[0], sw[1],
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 4), SPLIT_K=split,
+            PREC=dot_precision(call), UPCAST=upcast_dot(call),
+            num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+        )
 
 
 # (BLOCK_M over output channels, BLOCK_N over input channels, BLOCK_K over pixels,

@@ -19,18 +19,18 @@ from .base import Config, GradCall, tile_fits
 from .common import (
     cdiv,
     dot_precision,
-    inside,
     needs_int64,
-    split_rows,
+    output_pixels,
     strides5,
     tile_ids,
     upcast_dot,
+    window_inside,
 )
 from .grad_common import GradGrid, grad_acc
 from .implicit_gemm import make_configs
 from .launcher import launch_kernel
 from .stem import StemGradFamily, filter_cols, filter_columns
-from .wgrad_gemm import reduce_splits, split_ok, split_workspace
+from .wgrad_gemm import split_ok, split_slices
 
 _RUNTIME_INTS = ["P", "D", "H", "W", "OD", "OH", "OW", "std", "sth", "stw", "pdd", "pdh",
                  "pdw", "dld", "dlh", "dlw", "ITERS_PER_SPLIT", "WS_STRIDE"]
@@ -66,21 +66,13 @@ def wgrad_stem_kernel(
     for i in range(0, ITERS_PER_SPLIT):
         offs_p = (pid_k * ITERS_PER_SPLIT + i) * BLOCK_K + offs_p0
         p_ok = offs_p < P
-        n, od, oh, ow = split_rows(offs_p, OD, OH, OW)
-        id0 = od * std - pdd
-        ih0 = oh * sth - pdh
-        iw0 = ow * stw - pdw
-        if INT64:
-            n = n.to(tl.int64)
-        y_row = n * syn + od * syd + oh * syh + ow * syw
-        x_row = n * sxn + id0 * sxd + ih0 * sxh + iw0 * sxw
+        y_row, x_row, id0, ih0, iw0 = output_pixels(
+            offs_p, OD, OH, OW, std, sth, stw, pdd, pdh, pdw,
+            syn, syd, syh, syw, sxn, sxd, sxh, sxw, INT64)
         a = tl.load(dy_ptr + y_row[None, :] + y_col[:, None],
                     mask=m_mask[:, None] & p_ok[None, :], other=0.0)
-        idd = id0[:, None] + dd[None, :]
-        ih = ih0[:, None] + dh[None, :]
-        iw = iw0[:, None] + dw[None, :]
-        ok = (p_ok[:, None] & j_mask[None, :] & inside(idd, D) & inside(ih, H)
-              & inside(iw, W))
+        ok = (p_ok[:, None] & j_mask[None, :]
+              & window_inside(id0, ih0, iw0, dd, dh, dw, D, H, W))
         b = tl.load(x_ptr + x_row[:, None] + x_col[None, :], mask=ok, other=0.0)
         if UPCAST:
             a = a.to(tl.float32)
@@ -136,18 +128,15 @@ class WgradStemFamily(StemGradFamily):
         g = call.geom
         split = cfg["SPLIT_K"]
         tiles = self.grid(g, cfg)
-        per_split = cdiv(tiles.k_steps, split)
-        ws = split_workspace(call, split) if split > 1 else call.out
-        launch_kernel(wgrad_stem_kernel, (tiles.tiles_m * tiles.tiles_n, split),
-            call.dy, call.x, call.out, ws,
-            g.gemm_m, g.k, g.d, g.h, g.w, *g.out_spatial, *g.stride, *g.pad, *g.dilation,
-            per_split, g.k * filter_cols(g),
-            *strides5(call.dy), *strides5(call.x), *strides5(call.out),
-            KT=g.t, KR=g.r, KS=g.s, KC=g.c,
-            BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"],
-            GROUP_M=cfg["GROUP_M"], SPLIT_K=split, PREC=dot_precision(call),
-            ACC=grad_acc(call), UPCAST=upcast_dot(call), INT64=needs_int64(call),
-            num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
-        )
-        if split > 1:
-            reduce_splits(call, ws, split)
+        with split_slices(call, split, tiles.k_steps) as (per_split, ws):
+            launch_kernel(wgrad_stem_kernel, (tiles.tiles_m * tiles.tiles_n, split),
+                call.dy, call.x, call.out, ws,
+                g.gemm_m, g.k, g.d, g.h, g.w, *g.out_spatial, *g.stride, *g.pad, *g.dilation,
+                per_split, g.k * filter_cols(g),
+                *strides5(call.dy), *strides5(call.x), *strides5(call.out),
+                KT=g.t, KR=g.r, KS=g.s, KC=g.c,
+                BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"],
+                GROUP_M=cfg["GROUP_M"], SPLIT_K=split, PREC=dot_precision(call),
+                ACC=grad_acc(call), UPCAST=upcast_dot(call), INT64=needs_int64(call),
+                num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+            )
