@@ -98,6 +98,46 @@ def check_candidate(family: str, geom: ConvGeometry, config, *, activation=None,
     assert err < (tol or TOL[geom.dtype]), f"{config} on {geom.describe()}: rel err {err:.2e}"
 
 
+def check_descriptor_launch_not_replayed(cand: Candidate, geom: ConvGeometry,
+                                        **conv_kw) -> None:
+    """A TMA launch holds tensor descriptors, which would keep the first call's addresses:
+    two forced calls on other inputs each get their own result, and the recorded launch
+    is refused as a replay plan."""
+    import convdispatch as cd
+    import pytest
+    from convdispatch.kernels.launcher import Plan, Recorder
+
+    _, w, b = tensors_for(geom)
+    with cd.force(cand):
+        for seed in (1, 2):
+            x, _, _ = tensors_for(geom, seed=seed)
+            out = cd.conv2d(x, w, b, **conv_kw)
+            assert rel_err(out, reference(geom, x, w, b)) < TOL["float32"]
+    x, _, _ = tensors_for(geom)
+    with Recorder() as rec:
+        run_candidate(cand, x, w, b, geom)
+    with pytest.raises(RuntimeError, match="tensor descriptor"):
+        Plan(rec, {"x": x, "w": w, "out": None, "bias": b, "residual": None})
+
+
+def check_candidates_on_gpu(cands: list[Candidate], geom: ConvGeometry, tol: float,
+                            x_ok=None) -> None:
+    """Each candidate on the GPU into a poisoned output, bias and a channels_last residual
+    with ReLU on, against torch in float32 by relative norm; ``x_ok(x)`` checks the input
+    first."""
+    x, w, b = (t.cuda() for t in tensors_for(geom, bias=True))
+    res = poisoned_out(geom, x).cuda().normal_()
+    if x_ok is not None:
+        assert x_ok(x)
+    conv = F.conv2d if geom.dims == 2 else F.conv3d
+    ref = torch.relu(conv(x.float(), w.float(), b.float(), **conv_kwargs(geom)) + res.float())
+    for cand in cands:
+        out = poisoned_out(geom, x).cuda()
+        run_candidate(cand, x, w, b, geom, out=out, activation="relu", residual=res)
+        err = float((out.float() - ref).norm() / ref.norm())
+        assert err < tol, f"{cand.id} on {geom.describe()}: rel err {err:.2e}"
+
+
 _SM90_COMPILE = """
 import json, re, sys
 import triton

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import convdispatch as cd
 import pytest
 import torch
 from convdispatch.dispatcher import registry, run_candidate
@@ -14,12 +13,12 @@ from convdispatch.kernels import implicit_gemm_tma as tma_conv
 from convdispatch.kernels.base import Candidate, Config
 from convdispatch.kernels.device import INTERPRETER, lookup
 from convdispatch.kernels.geometry import ConvGeometry as G
-from convdispatch.kernels.launcher import Plan, Recorder
 from helpers import (
     TOL,
     check_candidate,
+    check_candidates_on_gpu,
+    check_descriptor_launch_not_replayed,
     compile_for_sm90,
-    conv_kwargs,
     poisoned_out,
     reference,
     rel_err,
@@ -103,18 +102,8 @@ def test_views():
 
 def test_descriptor_launches_are_not_replayed():
     geom = G(n=1, c=32, k=32, h=4, w=4, r=3, s=3, pad=(0, 1, 1), dtype="float32")
-    _, w, b = tensors_for(geom)
-    cand = Candidate("implicit_gemm_tma", CFG32)
-    with cd.force(cand):
-        for seed in (1, 2):
-            x, _, _ = tensors_for(geom, seed=seed)
-            out = cd.conv2d(x, w, b, padding=1)
-            assert rel_err(out, reference(geom, x, w, b)) < TOL["float32"]
-    x, _, _ = tensors_for(geom)
-    with Recorder() as rec:
-        run_candidate(cand, x, w, b, geom)
-    with pytest.raises(RuntimeError, match="tensor descriptor"):
-        Plan(rec, {"x": x, "w": w, "out": None, "bias": b, "residual": None})
+    check_descriptor_launch_not_replayed(Candidate("implicit_gemm_tma", CFG32), geom,
+                                         padding=1)
 
 
 def test_feasibility():
@@ -203,12 +192,4 @@ def test_gpu_configs_match_torch(base, dtype, tol, no_fallback):
     assert cands, geom.describe()
     if dtype != "float16":
         cands = cands[:4]
-    x, w, b = (t.cuda() for t in tensors_for(geom, bias=True))
-    res = poisoned_out(geom, x).cuda().normal_()
-    conv = torch.nn.functional.conv2d if geom.dims == 2 else torch.nn.functional.conv3d
-    ref = torch.relu(conv(x.float(), w.float(), b.float(), **conv_kwargs(geom)) + res.float())
-    for cand in cands:
-        out = poisoned_out(geom, x).cuda()
-        run_candidate(cand, x, w, b, geom, out=out, activation="relu", residual=res)
-        err = float((out.float() - ref).norm() / ref.norm())
-        assert err < tol, f"{cand.id} on {geom.describe()}: rel err {err:.2e}"
+    check_candidates_on_gpu(cands, geom, tol)

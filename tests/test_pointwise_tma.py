@@ -6,23 +6,18 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-import convdispatch as cd
 import pytest
 import torch
-from convdispatch.dispatcher import registry, run_candidate
+from convdispatch.dispatcher import registry
 from convdispatch.kernels.base import Candidate, Config
 from convdispatch.kernels.device import INTERPRETER, lookup
 from convdispatch.kernels.geometry import ConvGeometry
-from convdispatch.kernels.launcher import Plan, Recorder
 from convdispatch.kernels.pointwise_tma import rows_view
 from helpers import (
-    TOL,
     check_candidate,
+    check_candidates_on_gpu,
+    check_descriptor_launch_not_replayed,
     compile_for_sm90,
-    conv_kwargs,
-    poisoned_out,
-    reference,
-    rel_err,
     tensors_for,
 )
 
@@ -65,18 +60,7 @@ def test_descriptor_launches_are_not_replayed():
     descriptor would keep the first call's addresses, so such a launch records no plan and
     every call runs the full launch: a second call with other tensors gets its own result."""
     geom = G(n=1, c=32, k=32, h=4, w=4, dtype="float32")
-    _, w, b = tensors_for(geom)
-    cand = Candidate("pointwise_tma", CFG)
-    with cd.force(cand):
-        for seed in (1, 2):
-            x, _, _ = tensors_for(geom, seed=seed)
-            out = cd.conv2d(x, w, b)
-            assert rel_err(out, reference(geom, x, w, b)) < TOL["float32"]
-    x, _, _ = tensors_for(geom)
-    with Recorder() as rec:
-        run_candidate(cand, x, w, b, geom)
-    with pytest.raises(RuntimeError, match="tensor descriptor"):
-        Plan(rec, {"x": x, "w": w, "out": None, "bias": b, "residual": None})
+    check_descriptor_launch_not_replayed(Candidate("pointwise_tma", CFG), geom)
 
 
 def test_feasibility():
@@ -150,13 +134,6 @@ def test_gpu_configs_match_torch(base, dtype, tol):
     cands = [c for c in registry.candidates(geom, spec_of("cuda"))
              if c.family == "pointwise_tma"]
     assert cands, geom.describe()
-    x, w, b = (t.cuda() for t in tensors_for(geom, bias=True))
-    res = poisoned_out(geom, x).cuda().normal_()
-    assert rows_view(x[:, :, None] if geom.dims == 2 else x, geom.c) is not None
-    conv = torch.nn.functional.conv2d if geom.dims == 2 else torch.nn.functional.conv3d
-    ref = torch.relu(conv(x.float(), w.float(), b.float(), **conv_kwargs(geom)) + res.float())
-    for cand in cands:
-        out = poisoned_out(geom, x).cuda()
-        run_candidate(cand, x, w, b, geom, out=out, activation="relu", residual=res)
-        err = float((out.float() - ref).norm() / ref.norm())
-        assert err < tol, f"{cand.id} on {geom.describe()}: rel err {err:.2e}"
+    check_candidates_on_gpu(
+        cands, geom, tol,
+        x_ok=lambda x: rows_view(x[:, :, None] if geom.dims == 2 else x, geom.c) is not None)
