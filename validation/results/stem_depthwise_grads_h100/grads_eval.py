@@ -5,18 +5,25 @@
 For each new family (``dgrad_stem``, ``wgrad_stem``, ``wgrad_depthwise_taps``), over the
 problems where it was measured: its best config against the best config of every other
 family of that direction, and the best measured kernel against cuDNN's gradient before
-and after it was added (geometric means); then the problems one by one.
+and after it was added (geometric means); then the problems one by one. Last,
+``wgrad_direct``'s best latency per problem before (commit 6a1bd60, the earlier split
+reduction) and after (call 49, four slices in flight) ``reduce_splits`` changed.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from convdispatch.validation.sweep_csv import read_sweep
 
 NEW = {"dgrad": ("dgrad_stem",), "wgrad": ("wgrad_stem", "wgrad_depthwise_taps")}
+# The last commit whose bwd_wgrad.csv holds wgrad_direct's rows of the earlier reduction.
+BEFORE_REDUCE = "6a1bd60"
 
 
 def gm(values) -> float:
@@ -61,6 +68,17 @@ def main() -> int:
     print("|---" * 6 + "|")
     for fam, p, before, new, cudnn in rows:
         print(f"| {fam} | {p} | {before:.1f} | {new:.1f} | {cudnn:.1f} | {cudnn / new:.2f} |")
+    old = pd.read_csv(io.StringIO(subprocess.run(
+        ["git", "show", f"{BEFORE_REDUCE}:data/sweeps/h100/bwd_wgrad.csv"],
+        capture_output=True, text=True, check=True).stdout))
+    new = read_sweep("data/sweeps/h100/bwd_wgrad.csv")
+    best = [d[(d["family"] == "wgrad_direct") & (d["status"] == "ok")]
+            .groupby("problem_id")["latency_us"].min() for d in (old, new)]
+    ids = best[0].index.intersection(best[1].index)
+    ratio = best[0][ids] / best[1][ids]
+    print(f"\nwgrad_direct, best config per problem, earlier reduction / four slices in "
+          f"flight: {gm(ratio):.3f}x geomean over {len(ids)} problems "
+          f"({ratio.min():.2f}-{ratio.max():.2f}).")
     return 0
 
 
