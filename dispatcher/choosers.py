@@ -46,11 +46,13 @@ def grad_families(geom: ConvGeometry, direction: str,
 
     direct, gemm, packed = (f"{direction}_{v}" for v in ("direct", "gemm", "packed"))
     if direction == "wgrad" and geom.g > 1 and geom.cg == 1:
-        # Every tap in one program first: its best config beat the other families' on
-        # 33 of 58 swept depthwise problems, 1.11x geomean (call 49,
-        # validation/results/stem_depthwise_grads_h100/).
-        native, why = (["wgrad_depthwise_taps", direct, packed, gemm],
-                       "depthwise: wgrad by FMA, every tap of a pixel block in one program")
+        # Runs of output rows with an accumulator a tap first: its best config beat the
+        # other families' on 42 of 55 swept depthwise problems, 1.44x geomean (call 53,
+        # validation/results/depthwise_wgrad_rows_h100/); then every tap of a pixel block
+        # in one program (filters of more than 27 taps).
+        native, why = (["wgrad_depthwise_rows", "wgrad_depthwise_taps", direct, packed, gemm],
+                       "depthwise: wgrad by FMA over runs of output rows, an accumulator a "
+                       "tap")
     elif geom.g > 1 and geom.cg == 1:
         native, why = [direct, packed, gemm], f"depthwise: {direction} by FMA"
     elif geom.g == 1 and geom.c <= STEM_MAX_C:

@@ -23,7 +23,7 @@ from ..kernels.grad_common import forward_gemm_view
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
                     "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
@@ -33,7 +33,8 @@ GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise"
                  "dgrad_splitk", "dgrad_pointwise", "dgrad_pointwise_tma",
                  "dgrad_grouped_packed", "dgrad_grouped_rows", "dgrad_depthwise_span",
                  "wgrad_pointwise_tma", "dgrad_implicit_gemm_tma", "wgrad_implicit_gemm_tma",
-                 "wgrad_stem", "wgrad_depthwise_taps", "dgrad_stem")
+                 "wgrad_stem", "wgrad_depthwise_taps", "dgrad_stem",
+                 "wgrad_depthwise_rows")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
 # The direction each family computes (a model is trained per direction), as registered.
 FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
@@ -286,10 +287,13 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, d + 18] = acc
     out[:, d + 19] = halo
     out[:, d + 20:d + 24] = alignment_vector(geom)
-    view, grids = _view_columns(geom, candidates, tab[:, :_N_FAM].argmax(axis=1))
+    fam_index = tab[:, :_N_FAM].argmax(axis=1)
+    view, grids = _view_columns(geom, candidates, fam_index)
     out[:, d + 24:] = view
     if grids is not None and grad.any():
-        _grad_derived(out[:, d:d + 20], grad > 0, grids, split, stages, geom.elem_bytes, sms)
+        wgrad = _DIRECTION_OF_INDEX[fam_index] == DIRECTIONS.index("wgrad")
+        _grad_derived(out[:, d:d + 20], grad > 0, grids, split, stages, geom.elem_bytes, sms,
+                      wgrad)
     return out.astype(np.float32)
 
 
@@ -327,17 +331,22 @@ def _view_columns(geom: ConvGeometry, candidates: Sequence[Candidate],
 
 
 def _grad_derived(derived: np.ndarray, rows: np.ndarray, grids: np.ndarray, split, stages,
-                  elem_bytes: int, sms: float) -> None:
+                  elem_bytes: int, sms: float, wgrad: np.ndarray) -> None:
     """Overwrite ``_DERIVED_NAMES`` of the gradient families' rows with the tiles, waves,
     steps and waste of their launch grids."""
     m, n, red, bm, bn, tiles_m, tiles_n, mult, k_steps, k_block, fma = grids[rows].T
     split, stages = split[rows], stages[rows]
+    # A wgrad launch leaves out the slices that would get no reduction steps
+    # (wgrad_gemm.split_slices).
+    per_split = np.ceil(k_steps / split)
+    split = np.where(wgrad[rows] & (k_steps > 0),
+                     np.ceil(k_steps / np.maximum(per_split, 1.0)), split)
     programs = tiles_m * tiles_n * mult * split
     waves = programs / sms
     waves_ceil = np.ceil(waves)
     sub = derived[rows]
     sub[:, 0], sub[:, 1], sub[:, 2] = tiles_m, tiles_n, k_steps
-    sub[:, 3] = np.ceil(k_steps / split)
+    sub[:, 3] = per_split
     sub[:, 4], sub[:, 5] = programs, np.log2(np.maximum(programs, 1.0))
     sub[:, 6], sub[:, 7] = waves, waves_ceil
     sub[:, 8] = (programs % sms) / sms

@@ -208,6 +208,11 @@ def next_pow2(x: int) -> int:
     return 1 << max(0, (int(x) - 1).bit_length())
 
 
+def prev_pow2(x: int) -> int:
+    """Largest power of two at most ``x`` (1 for x < 2)."""
+    return 1 << max(0, int(x).bit_length() - 1)
+
+
 def tile_fits(block: int, extent: int, floor: int = 16) -> bool:
     """A tile is worth trying when it is at most twice the (rounded) extent."""
     return block <= max(floor, next_pow2(extent))

@@ -21,6 +21,7 @@ from .pointwise import PointwiseFamily
 from .pointwise_tma import PointwiseTmaFamily
 from .splitk import SplitKFamily
 from .stem import StemFamily
+from .wgrad_depthwise_rows import WgradDepthwiseRowsFamily
 from .wgrad_depthwise_taps import WgradDepthwiseTapsFamily
 from .wgrad_gemm import WgradGemmFamily
 from .wgrad_implicit_gemm_tma import WgradImplicitGemmTmaFamily
@@ -53,4 +54,5 @@ FAMILIES: list[KernelFamily] = [
     WgradImplicitGemmTmaFamily(),
     WgradStemFamily(),
     WgradDepthwiseTapsFamily(),
+    WgradDepthwiseRowsFamily(),
 ]

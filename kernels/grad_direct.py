@@ -229,8 +229,8 @@ class WgradDirectFamily(GradFamily):
         q = g.k * g.cg
         trs = g.t * g.r * g.s
         tiles = self.grid(g, cfg)
-        with split_slices(call, split, tiles.k_steps) as (per_split, ws):
-            launch_kernel(wgrad_direct_kernel, (tiles.tiles_n, tiles.mult, split),
+        with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
+            launch_kernel(wgrad_direct_kernel, (tiles.tiles_n, tiles.mult, slices),
                 call.dy, call.x, call.out, ws,
                 g.gemm_m, g.cg, g.kg, q, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
                 *g.stride, *g.pad, *g.dilation, per_split, q * trs,

@@ -130,8 +130,8 @@ class WgradDepthwiseTapsFamily(GradFamily):
         g = call.geom
         split = cfg["SPLIT_K"]
         tiles = self.grid(g, cfg)
-        with split_slices(call, split, tiles.k_steps) as (per_split, ws):
-            launch_kernel(wgrad_depthwise_taps_kernel, (tiles.tiles_n, split),
+        with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
+            launch_kernel(wgrad_depthwise_taps_kernel, (tiles.tiles_n, slices),
                 call.dy, call.x, call.out, ws,
                 g.gemm_m, g.k, g.kg, g.d, g.h, g.w, *g.out_spatial, *g.stride, *g.pad,
                 *g.dilation, per_split, g.k * g.t * g.r * g.s,

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import triton
 import triton.language as tl
 
-from .base import Config, GradCall, tile_fits
+from .base import Config, GradCall, next_pow2, prev_pow2, tile_fits
 from .common import cdiv, dot_precision, needs_int64, pixel_tap_rows, strides5, tile_ids, upcast_dot
 from .grad_common import GradFamily, GradGrid, grad_acc
 from .implicit_gemm import gemm_smem, make_configs
@@ -26,9 +26,8 @@ _RUNTIME_INTS = ["P", "D", "H", "W", "OD", "OH", "OW", "T", "R", "S",
                  "ITERS_PER_SPLIT", "WS_STRIDE"]
 # Most workspace a split may ask for; larger splits are pruned.
 MAX_WORKSPACE_BYTES = 1 << 30
-# dW elements a reduction program adds: small enough that a depthwise or stem filter's
-# few thousand elements still spread over tens of programs.
-REDUCE_BLOCK = 256
+# Workspace values a reduction program loads a step (at most 32 a thread).
+REDUCE_TILE = 8192
 
 
 @triton.jit(do_not_specialize=_RUNTIME_INTS)
@@ -97,24 +96,24 @@ def wgrad_kernel(
         tl.store(ws_ptr + pid_k.to(tl.int64) * WS_STRIDE + ws_off, acc, mask=mask)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["SPLIT"])
 def wgrad_reduce_kernel(ws_ptr, dw_ptr, TOTAL, KC, CG, R, S, SPLIT,
-                        swk, swc, swt, swr, sws, BLOCK: tl.constexpr, ACC: tl.constexpr):
-    """dW = sum of the SPLIT workspace slices ([SPLIT, taps, K, C/G]), added in slice order."""
+                        swk, swc, swt, swr, sws, BLOCK: tl.constexpr, SLICES: tl.constexpr,
+                        ACC: tl.constexpr):
+    """dW = sum of the SPLIT workspace slices ([SPLIT, taps, K, C/G]): SLICES slices of
+    BLOCK elements a step, summed over the slices once at the end. The layout fixes the
+    order of additions, so the result does not depend on scheduling."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < TOTAL
-    acc = tl.zeros((BLOCK,), dtype=ACC)
-    # Four slices in flight a step: one load at a time left the loop latency-bound (a
-    # small dW has few programs, each walking every slice). Same order of additions.
-    for i in range(0, SPLIT, 4):
-        a0 = tl.load(ws_ptr + i * TOTAL + offs, mask=mask, other=0.0)
-        a1 = tl.load(ws_ptr + (i + 1) * TOTAL + offs, mask=mask & (i + 1 < SPLIT), other=0.0)
-        a2 = tl.load(ws_ptr + (i + 2) * TOTAL + offs, mask=mask & (i + 2 < SPLIT), other=0.0)
-        a3 = tl.load(ws_ptr + (i + 3) * TOTAL + offs, mask=mask & (i + 3 < SPLIT), other=0.0)
-        acc += a0
-        acc += a1
-        acc += a2
-        acc += a3
+    rows = tl.arange(0, SLICES)
+    acc = tl.zeros((SLICES, BLOCK), dtype=ACC)
+    # SLICES loads in flight a step: a small dW (depthwise, stem) has few programs, and
+    # one slice a step left them latency-bound over hundreds of slices.
+    for i in range(0, SPLIT, SLICES):
+        sl = i + rows
+        acc += tl.load(ws_ptr + sl.to(tl.int64)[:, None] * TOTAL + offs[None, :],
+                       mask=(sl < SPLIT)[:, None] & mask[None, :], other=0.0)
+    total = tl.sum(acc, axis=0)
     tap = offs // KC
     kc = offs % KC
     c = kc % CG
@@ -123,28 +122,43 @@ def wgrad_reduce_kernel(ws_ptr, dw_ptr, TOTAL, KC, CG, R, S, SPLIT,
     kr = (tap // S) % R
     kt = tap // (S * R)
     tl.store(dw_ptr + k * swk + c * swc + kt * swt + kr * swr + ks * sws,
-             acc.to(dw_ptr.dtype.element_ty), mask=mask)
+             total.to(dw_ptr.dtype.element_ty), mask=mask)
+
+
+def reduce_tile(total: int, split: int) -> tuple[int, int, int]:
+    """(BLOCK elements, SLICES slices, num_warps) of a reduction program: blocks small
+    enough for about 256 programs (a depthwise dW has a few hundred elements), every
+    slice in one step up to REDUCE_TILE values. On the H100 a 288-element dW of 483
+    slices took 24 us as 18 programs of 16 elements walking 128 slices a step (Nsight
+    Compute, validation/results/depthwise_wgrad_rows_h100/)."""
+    block = max(2, min(512, prev_pow2(total // 256)))
+    slices = min(next_pow2(split), max(4, REDUCE_TILE // block))
+    return block, slices, 8 if block * slices >= 4096 else 4
 
 
 def reduce_splits(call: GradCall, ws, split: int) -> None:
     """Add the workspace slices into dW (shared by every split wgrad family)."""
     g = call.geom
     total = g.k * g.cg * g.t * g.r * g.s
-    block = REDUCE_BLOCK
+    block, slices, warps = reduce_tile(total, split)
     launch_kernel(wgrad_reduce_kernel, (cdiv(total, block),),
                   ws, call.out, total, g.k * g.cg, g.cg, g.r, g.s, split, *strides5(call.out),
-                  BLOCK=block, ACC=grad_acc(call), num_warps=2)
+                  BLOCK=block, SLICES=slices, ACC=grad_acc(call), num_warps=warps)
 
 
 @contextmanager
 def split_slices(call: GradCall, split: int, k_steps: int):
-    """(reduction steps one split walks, where its partial dW goes) for a wgrad launch of
-    ``split`` slices: a float32 workspace whose slices are added into dW in a fixed order
-    when the launch returns (``reduce_splits``), or dW itself when not split."""
-    ws = split_workspace(call, split) if split > 1 else call.out
-    yield cdiv(k_steps, split), ws
+    """(reduction steps one slice walks, where the partial dWs go, slices to launch) for
+    a wgrad launch split ``split`` ways: a float32 workspace whose slices are added into
+    dW in a fixed order when the launch returns (``reduce_splits``), or dW itself when not
+    split. Slices that would get no steps are not launched (a short reduction split many
+    ways), so the launch grid takes the third value, not ``split``."""
+    per_split = cdiv(k_steps, split)
+    slices = cdiv(k_steps, per_split) if k_steps else 1
+    ws = split_workspace(call, slices) if split > 1 else call.out
+    yield per_split, ws, slices
     if split > 1:
-        reduce_splits(call, ws, split)
+        reduce_splits(call, ws, slices)
 
 
 def split_workspace(call: GradCall, split: int):
@@ -174,9 +188,8 @@ def launch_wgrad(call: GradCall, cfg: Config, gpt: int = 1) -> None:
     p = g.gemm_m
     tiles = wgrad_grid(g, cfg, gpt)
     trs = g.t * g.r * g.s
-    grid = (tiles.tiles_m * tiles.tiles_n, tiles.mult, split)
-    with split_slices(call, split, tiles.k_steps) as (per_split, ws):
-        launch_kernel(wgrad_kernel, grid,
+    with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
+        launch_kernel(wgrad_kernel, (tiles.tiles_m * tiles.tiles_n, tiles.mult, slices),
             call.dy, call.x, call.out, ws,
             p, g.cg, g.kg, gpt, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.t, g.r, g.s,
             *g.stride, *g.pad, *g.dilation, per_split, g.k * g.cg * trs,

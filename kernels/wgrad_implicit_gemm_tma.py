@@ -111,8 +111,8 @@ def launch_wgrad_conv_tma(call: GradCall, cfg: Config) -> None:
     tiles = conv_tma_grid(g, cfg)
     taps = g.t * g.r * g.s
     runs_w, _ = row_runs(g, bk)
-    with split_slices(call, split, tiles.k_steps) as (per_split, ws):
-        launch_kernel(wgrad_conv_tma_kernel, (tiles.tiles_m * tiles.tiles_n, taps, split),
+    with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
+        launch_kernel(wgrad_conv_tma_kernel, (tiles.tiles_m * tiles.tiles_n, taps, slices),
             descriptor(call.dy, dy_view, [1, 1, 1, bk, bm]),
             descriptor(call.x, x_view, [1, 1, 1, bk, bn]),
             call.out, ws, g.k, g.c, g.out_spatial[0], g.out_spatial[1], runs_w, g.r, g.s,

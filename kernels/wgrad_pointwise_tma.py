@@ -79,8 +79,8 @@ def launch_wgrad_tma(call: GradCall, cfg: Config) -> None:
     split = cfg.get("SPLIT_K", 1)
     tiles = wgrad_grid(g, cfg)
     sw = strides5(call.out)
-    with split_slices(call, split, tiles.k_steps) as (per_split, ws):
-        launch_kernel(wgrad_tma_kernel, (tiles.tiles_m * tiles.tiles_n, split),
+    with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
+        launch_kernel(wgrad_tma_kernel, (tiles.tiles_m * tiles.tiles_n, slices),
             TensorDescriptor.from_tensor(dy2, [bk, bm]),
             TensorDescriptor.from_tensor(x2, [bk, bn]),
             call.out, ws, g.k, g.c, per_split, sw[0], sw[1],

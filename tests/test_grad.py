@@ -18,6 +18,7 @@ from convdispatch.dispatcher import CACHE, Conv2d, clear_cache, registry
 from convdispatch.dispatcher.autograd import torch_grad
 from convdispatch.dispatcher.launch import run_grad_candidate
 from convdispatch.kernels.base import Candidate, Config
+from convdispatch.kernels.common import cdiv
 from convdispatch.kernels.device import INTERPRETER
 from convdispatch.kernels.geometry import ConvGeometry
 from helpers import rel_err
@@ -134,6 +135,15 @@ CASES = [
                                pad=(1, 1, 1), dilation=(1, 2, 1), dims=3, dtype="bfloat16")),
     ("wgrad_depthwise_taps", G(n=1, c=8, k=8, g=8, h=8, w=8, r=7, s=7, pad=(0, 3, 3),
                                layout="channels_last")),  # 49 taps
+    ("wgrad_depthwise_rows", G(n=2, c=24, k=24, g=24, h=7, w=6, r=3, s=3, pad=(0, 1, 1),
+                               layout="channels_last")),
+    ("wgrad_depthwise_rows", G(n=1, c=16, k=32, g=16, h=9, w=9, r=5, s=5, stride=(1, 2, 2),
+                               pad=(0, 2, 2), layout="contiguous")),  # multiplier 2
+    ("wgrad_depthwise_rows", G(n=1, c=8, k=8, g=8, d=4, h=5, w=4, t=3, r=3, s=3,
+                               pad=(1, 1, 1), dilation=(1, 2, 1), dims=3, dtype="bfloat16")),
+    ("wgrad_depthwise_rows", G(n=1, c=16, k=16, g=16, h=10, w=9, r=4, s=4, stride=(1, 2, 3),
+                               pad=(0, 1, 1), pad_hi=(0, 2, 2), dilation=(1, 2, 1),
+                               dtype="float16", layout="channels_last")),
 ]
 
 
@@ -278,15 +288,17 @@ def test_every_config_runs(family):
 
 
 @pytest.mark.parametrize("family", ["wgrad_gemm", "wgrad_direct", "wgrad_stem",
-                                    "wgrad_depthwise_taps"])
+                                    "wgrad_depthwise_taps", "wgrad_depthwise_rows"])
 def test_split_reduction_is_deterministic(family):
     fam = registry.family(family)
-    g = 16 if family == "wgrad_depthwise_taps" else 8 if family == "wgrad_direct" else 1
+    g = 16 if family.startswith("wgrad_depthwise") else 8 if family == "wgrad_direct" else 1
     c = 3 if family == "wgrad_stem" else 16
     geom = G(n=4, c=c, k=16, g=g, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
     x, w, dy = grad_tensors(geom, seed=3)
     split = min((c for c in fam.configs if c["SPLIT_K"] > 1),
                 key=lambda c: (c["SPLIT_K"], c["BLOCK_M"] * c["BLOCK_N"], str(c)))
+    steps = fam.grid(geom, split).k_steps
+    assert cdiv(steps, cdiv(steps, split["SPLIT_K"])) > 1, "the launch would not split"
     a = run_family(family, split, geom, x, w, dy)
     b = run_family(family, split, geom, x, w, dy)
     assert torch.equal(a, b)
