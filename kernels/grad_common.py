@@ -31,6 +31,22 @@ class GradFamily(KernelFamily):
         return super().hard_ok(geom, cfg, device)
 
 
+class DepthwiseWgradFamily(GradFamily):
+    """A wgrad family for depthwise filters (one input channel a group) that unrolls or
+    holds at most ``max_taps`` filter taps."""
+
+    direction = "wgrad"
+    max_taps = 0
+
+    def supports(self, geom) -> str | None:
+        if geom.g == 1 or geom.cg != 1:
+            return "only depthwise filters (one input channel a group)"
+        taps = geom.t * geom.r * geom.s
+        if taps > self.max_taps:
+            return f"{taps} filter taps: more accumulators than the {self.max_taps} it holds"
+        return None
+
+
 def grad_acc(call: GradCall):
     """Accumulator type: float32, or float64 for float64 operands."""
     return tl.float64 if call.geom.dtype == "float64" else tl.float32

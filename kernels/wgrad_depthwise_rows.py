@@ -21,7 +21,7 @@ import triton.language as tl
 
 from .base import Config, GradCall
 from .common import cdiv, needs_int64, row_loads, strides5, tap_columns
-from .grad_common import GradFamily, GradGrid, grad_acc
+from .grad_common import DepthwiseWgradFamily, GradGrid, grad_acc
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 
@@ -173,22 +173,14 @@ ROWS_TILES = _tiles()
 ROWS_SPLITS = (1, 8, 32, 128, 512)
 
 
-class WgradDepthwiseRowsFamily(GradFamily):
+class WgradDepthwiseRowsFamily(DepthwiseWgradFamily):
     name = "wgrad_depthwise_rows"
     summary = ("gradient of a depthwise filter over runs of output rows: dY and each input "
                "row loaded once an item, one FMA accumulator a tap, fixed-order split")
-    direction = "wgrad"
+    max_taps = MAX_TAPS
     configs = tuple(Config(BLOCK_M=rows * tw, TILE_W=tw, BLOCK_N=bn, SPLIT_K=sk,
                            num_warps=wp, num_stages=1)
                     for sk in ROWS_SPLITS for rows, tw, bn, wp in ROWS_TILES)
-
-    def supports(self, geom) -> str | None:
-        if geom.g == 1 or geom.cg != 1:
-            return "only depthwise filters (one input channel a group)"
-        taps = geom.t * geom.r * geom.s
-        if taps > MAX_TAPS:
-            return f"{taps} filter taps: more accumulators than the {MAX_TAPS} unrolled"
-        return None
 
     def grid(self, geom, cfg: Config) -> GradGrid:
         """Blocks of output channels, each reducing all taps over items of output rows."""

@@ -17,7 +17,7 @@ import triton.language as tl
 
 from .base import Config, GradCall, next_pow2
 from .common import cdiv, needs_int64, output_pixels, strides5, window_inside
-from .grad_common import GradFamily, GradGrid, grad_acc
+from .grad_common import DepthwiseWgradFamily, GradGrid, grad_acc
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 
@@ -89,21 +89,13 @@ TAPS_TILES = ((2, 64, 4), (4, 32, 4), (8, 32, 4), (16, 32, 4), (8, 64, 4), (4, 1
 TAPS_SPLITS = (1, 8, 32, 128, 512)
 
 
-class WgradDepthwiseTapsFamily(GradFamily):
+class WgradDepthwiseTapsFamily(DepthwiseWgradFamily):
     name = "wgrad_depthwise_taps"
     summary = ("gradient of a depthwise filter: every tap of a pixel block in one program "
                "(dY read once), FMA, split with a fixed-order reduction")
-    direction = "wgrad"
+    max_taps = MAX_TAPS
     configs = tuple(Config(BLOCK_M=bp, BLOCK_N=bc, SPLIT_K=sk, num_warps=wp, num_stages=1)
                     for sk in TAPS_SPLITS for bp, bc, wp in TAPS_TILES)
-
-    def supports(self, geom) -> str | None:
-        if geom.g == 1 or geom.cg != 1:
-            return "only depthwise filters (one input channel a group)"
-        taps = geom.t * geom.r * geom.s
-        if taps > MAX_TAPS:
-            return f"{taps} filter taps: more than the {MAX_TAPS} one accumulator holds"
-        return None
 
     def grid(self, geom, cfg: Config) -> GradGrid:
         """Blocks of output channels, each reducing all taps over the output pixels."""
