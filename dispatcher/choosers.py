@@ -32,6 +32,10 @@ class Chooser(Protocol):
 # wgrad_gemm (0.39-0.87x on ResNet-50's layer3/4 3x3s); on rows of 28 and 56 it is
 # 0.99-1.59x, faster on 7 of 8 (validation/results/implicit_gemm_tma_h100/).
 ROW_BOX_MIN_W = 28
+# Channels a group (the larger of in and out) for which wgrad_grouped_taps goes first: its
+# best config beat the other families' on 13 of the 17 swept problems with 4 to 8 (1.25x
+# geomean), and on 2 of the 20 outside (call 57, data/sweeps/README.md).
+GROUPED_TAPS_CHANNELS = (4, 8)
 
 
 def grad_families(geom: ConvGeometry, direction: str,
@@ -59,6 +63,11 @@ def grad_families(geom: ConvGeometry, direction: str,
         native, why = ([f"{direction}_stem", gemm, packed, direct],
                        f"{geom.c} input channels: {direction} over the flattened filter "
                        "columns")
+    elif (direction == "wgrad" and geom.g > 1
+          and GROUPED_TAPS_CHANNELS[0] <= max(geom.cg, geom.kg) <= GROUPED_TAPS_CHANNELS[1]):
+        native, why = (["wgrad_grouped_taps", packed, gemm, direct],
+                       f"{geom.cg} channels a group: wgrad with groups packed in an MMA tile, "
+                       "a filter row's taps in one program")
     elif geom.g > 1 and max(geom.cg, geom.kg) <= MAX_PACKED_CHANNELS:
         native, why = ([packed, gemm, direct],
                        f"{geom.cg} channels a group: {direction} with groups packed in MMA "

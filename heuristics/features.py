@@ -23,7 +23,7 @@ from ..kernels.grad_common import forward_gemm_view
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
                     "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
@@ -34,7 +34,7 @@ GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise"
                  "dgrad_grouped_packed", "dgrad_grouped_rows", "dgrad_depthwise_span",
                  "wgrad_pointwise_tma", "dgrad_implicit_gemm_tma", "wgrad_implicit_gemm_tma",
                  "wgrad_stem", "wgrad_depthwise_taps", "dgrad_stem",
-                 "wgrad_depthwise_rows")
+                 "wgrad_depthwise_rows", "wgrad_grouped_taps")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
 # The direction each family computes (a model is trained per direction), as registered.
 FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}

@@ -24,6 +24,7 @@ from .stem import StemFamily
 from .wgrad_depthwise_rows import WgradDepthwiseRowsFamily
 from .wgrad_depthwise_taps import WgradDepthwiseTapsFamily
 from .wgrad_gemm import WgradGemmFamily
+from .wgrad_grouped_taps import WgradGroupedTapsFamily
 from .wgrad_implicit_gemm_tma import WgradImplicitGemmTmaFamily
 from .wgrad_pointwise_tma import WgradPointwiseTmaFamily
 from .wgrad_stem import WgradStemFamily
@@ -55,4 +56,5 @@ FAMILIES: list[KernelFamily] = [
     WgradStemFamily(),
     WgradDepthwiseTapsFamily(),
     WgradDepthwiseRowsFamily(),
+    WgradGroupedTapsFamily(),
 ]

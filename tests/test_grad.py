@@ -144,6 +144,14 @@ CASES = [
     ("wgrad_depthwise_rows", G(n=1, c=16, k=16, g=16, h=10, w=9, r=4, s=4, stride=(1, 2, 3),
                                pad=(0, 1, 1), pad_hi=(0, 2, 2), dilation=(1, 2, 1),
                                dtype="float16", layout="channels_last")),
+    ("wgrad_grouped_taps", G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1),
+                             layout="channels_last")),
+    ("wgrad_grouped_taps", G(n=1, c=24, k=48, g=6, h=9, w=8, r=3, s=3, stride=(1, 2, 2),
+                             pad=(0, 1, 1), layout="contiguous")),  # 4 in / 8 out a group
+    ("wgrad_grouped_taps", G(n=1, c=16, k=16, g=4, d=3, h=4, w=5, t=3, r=3, s=3,
+                             pad=(1, 1, 1), dilation=(1, 1, 2), dims=3, dtype="bfloat16")),
+    ("wgrad_grouped_taps", G(n=1, c=32, k=32, g=2, h=7, w=9, r=4, s=4, pad=(0, 1, 1),
+                             pad_hi=(0, 2, 2), dtype="float16", layout="channels_last")),
 ]
 
 
@@ -288,10 +296,12 @@ def test_every_config_runs(family):
 
 
 @pytest.mark.parametrize("family", ["wgrad_gemm", "wgrad_direct", "wgrad_stem",
-                                    "wgrad_depthwise_taps", "wgrad_depthwise_rows"])
+                                    "wgrad_depthwise_taps", "wgrad_depthwise_rows",
+                                    "wgrad_grouped_taps"])
 def test_split_reduction_is_deterministic(family):
     fam = registry.family(family)
-    g = 16 if family.startswith("wgrad_depthwise") else 8 if family == "wgrad_direct" else 1
+    g = {"wgrad_direct": 8, "wgrad_grouped_taps": 4}.get(
+        family, 16 if family.startswith("wgrad_depthwise") else 1)
     c = 3 if family == "wgrad_stem" else 16
     geom = G(n=4, c=c, k=16, g=g, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
     x, w, dy = grad_tensors(geom, seed=3)

@@ -1,0 +1,204 @@
+"""Gradient of a few-channel grouped filter, a filter row's taps in one MMA tile.
+
+``wgrad_packed`` runs one implicit GEMM per (group pack, filter tap): each reads its
+pixels' dY again for every tap, 9 times for a 3x3 filter. Here a program owns a pack of
+GPT whole groups (BLOCK_N output x BLOCK_N input channels, block-diagonal) and one
+filter row, and walks items of ROWS output rows x TILE_W output columns of one image
+(split over SPLIT_K programs; BLOCK_M = ROWS x TILE_W pixels). Per item it loads the dY
+block [pixels, BLOCK_N] once and the input block [pixels, (filter column, channel)]
+of the row's taps (the shifted columns overlap, so they come mostly from L1), and one
+dot adds dY^T x X into a [BLOCK_N, columns x BLOCK_N] float32 accumulator: dY is read
+once a filter row, not once a tap. (One accumulator a tap, all rows in one program,
+took 255 registers and spilled on sm_90a.) Only the block-diagonal part is stored;
+splits are added in a fixed order (``wgrad_gemm.reduce_splits``): no atomics.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from .base import Config, GradCall, next_pow2
+from .common import cdiv, dot_precision, needs_int64, strides5, upcast_dot
+from .grad_common import GradFamily, GradGrid, grad_acc
+from .grad_packed import MAX_PACKED_CHANNELS
+from .launcher import launch_kernel
+from .wgrad_gemm import split_ok, split_slices
+
+_RUNTIME_INTS = ["D", "H", "W", "OD", "OH", "OW", "std", "sth", "stw", "pdd", "pdh", "pdw",
+                 "dld", "dlh", "dlw", "TILES_H", "TILES_W", "ITEMS", "ITEMS_PER_SPLIT",
+                 "WS_STRIDE"]
+
+
+@triton.jit(do_not_specialize=_RUNTIME_INTS)
+def wgrad_grouped_taps_kernel(
+    dy_ptr, x_ptr, dw_ptr, ws_ptr,
+    CTOT, KTOT, D, H, W, OD, OH, OW, std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
+    TILES_H, TILES_W, ITEMS, ITEMS_PER_SPLIT, WS_STRIDE,
+    syn, syc, syd, syh, syw, sxn, sxc, sxd, sxh, sxw, swk, swc, swt, swr, sws,
+    CG: tl.constexpr, KG: tl.constexpr, GPT: tl.constexpr, KR: tl.constexpr,
+    KS: tl.constexpr, KS_P2: tl.constexpr, ROWS: tl.constexpr, TILE_W: tl.constexpr,
+    BLOCK: tl.constexpr, SPLIT: tl.constexpr, PREC: tl.constexpr, UPCAST: tl.constexpr,
+    ACC: tl.constexpr, INT64: tl.constexpr,
+):
+    pack = tl.program_id(0)
+    pid_s = tl.program_id(1)
+    ktr = tl.program_id(2)  # the filter row: kt * KR + kr
+    kt = ktr // KR
+    kr = ktr % KR
+    offs_m = tl.arange(0, BLOCK)
+    # Columns: (filter column ks, input channel of the pack), ks slowest.
+    offs_n = tl.arange(0, KS_P2 * BLOCK)
+    ks = offs_n // BLOCK
+    cn = offs_n % BLOCK
+    k_glob = pack * (GPT * KG) + offs_m
+    c_glob = pack * (GPT * CG) + cn
+    m_ok = (offs_m < GPT * KG) & (k_glob < KTOT)
+    n_ok = (cn < GPT * CG) & (c_glob < CTOT) & (ks < KS)
+    if INT64:
+        y_col = k_glob.to(tl.int64) * syc
+        x_col = c_glob.to(tl.int64) * sxc + (ks * dlw).to(tl.int64) * sxw
+    else:
+        y_col = k_glob * syc
+        x_col = c_glob * sxc + ks * dlw * sxw
+    acc = tl.zeros((BLOCK, KS_P2 * BLOCK), dtype=ACC)
+    # An item's pixels: ROWS rows x TILE_W columns, the column fastest.
+    pix = tl.arange(0, ROWS * TILE_W)
+    prow = pix // TILE_W
+    pcol = pix % TILE_W
+    first = pid_s * ITEMS_PER_SPLIT
+    if INT64:
+        first = first.to(tl.int64)
+    end = tl.minimum(first + ITEMS_PER_SPLIT, ITEMS)
+    for it in range(0, ITEMS_PER_SPLIT):
+        # Items run band fastest: a program's next item reuses this one's halo rows.
+        item = first + it
+        band = item % TILES_H
+        rest = item // TILES_H
+        ow = (rest % TILES_W) * TILE_W + pcol
+        rest = rest // TILES_W
+        od = rest % OD
+        n = rest // OD
+        oh = band * ROWS + prow
+        p_ok = (oh < OH) & (ow < OW) & (item < end)
+        dy = tl.load(dy_ptr + (n * syn + od * syd + oh * syh + ow * syw)[:, None]
+                     + y_col[None, :], mask=p_ok[:, None] & m_ok[None, :], other=0.0)
+        idd = od * std - pdd + kt * dld
+        ih = oh * sth - pdh + kr * dlh
+        iw0 = ow * stw - pdw
+        row_ok = p_ok & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H)
+        iw = iw0[:, None] + (ks * dlw)[None, :]
+        ok = row_ok[:, None] & (iw >= 0) & (iw < W) & n_ok[None, :]
+        xv = tl.load(x_ptr + (n * sxn + idd * sxd + ih * sxh + iw0 * sxw)[:, None]
+                     + x_col[None, :], mask=ok, other=0.0)
+        dyt = tl.trans(dy)
+        if UPCAST:
+            dyt = dyt.to(tl.float32)
+            xv = xv.to(tl.float32)
+        acc = tl.dot(dyt, xv, acc, input_precision=PREC, out_dtype=ACC)
+    # Only the block-diagonal part: output channel k of group k // KG, input channel c
+    # of group c // CG, in the same group of the pack.
+    same = (offs_m // KG)[:, None] == (cn // CG)[None, :]
+    mask = m_ok[:, None] & n_ok[None, :] & same
+    c_loc = cn % CG
+    if not SPLIT:
+        w_off = ((k_glob * swk)[:, None] + (c_loc * swc + ks * sws)[None, :]
+                 + kt * swt + kr * swr)
+        tl.store(dw_ptr + w_off, acc.to(dw_ptr.dtype.element_ty), mask=mask)
+    else:
+        # Workspace [SPLIT_K slices, T*R*S, K, C/G] as in wgrad_gemm.
+        tap = ktr * KS + ks
+        ws_off = (k_glob * CG)[:, None] + (tap * (KTOT * CG) + c_loc)[None, :]
+        tl.store(ws_ptr + pid_s.to(tl.int64) * WS_STRIDE + ws_off, acc, mask=mask)
+
+
+MAX_COLUMNS = 8  # filter columns (padded to a power of two) a program's N holds
+# Accumulator values a thread may hold (its share of a BLOCK x columns * BLOCK tile).
+MAX_ACC_PER_THREAD = 64
+
+# (BLOCK_N channels of the pack, ROWS, TILE_W, num_warps): 32 channels hold ResNeXt's 4-,
+# 8-, 16- and 32-channel groups whole; items of 32 to 128 pixels. On sm_90a (3x3, fp16)
+# they take 73-146 registers; 128-pixel items over 4 warps took 192 and are left out.
+TAPS_TILES = tuple((32, rows, tw, warps)
+                   for rows, tw in ((1, 32), (2, 16), (4, 8), (2, 32), (4, 16), (8, 8))
+                   for warps in (4, 8)) + ((32, 4, 32, 8), (32, 8, 16, 8))
+TAPS_SPLITS = (1, 8, 32, 128)
+
+
+class WgradGroupedTapsFamily(GradFamily):
+    name = "wgrad_grouped_taps"
+    summary = ("gradient of a few-channel grouped filter: whole groups packed in an MMA tile, "
+               "every tap in one program (dY read once), fixed-order split")
+    direction = "wgrad"
+    configs = tuple(Config(BLOCK_M=rows * tw, TILE_W=tw, BLOCK_N=bn, SPLIT_K=sk,
+                           num_warps=wp, num_stages=1)
+                    for sk in TAPS_SPLITS for bn, rows, tw, wp in TAPS_TILES)
+
+    def supports(self, geom) -> str | None:
+        if geom.g == 1 or geom.cg == 1 and geom.kg == 1:
+            return "grouped filters of several channels a group only"
+        if max(geom.cg, geom.kg) > MAX_PACKED_CHANNELS:
+            return (f"{geom.cg} in / {geom.kg} out channels a group: more than "
+                    f"{MAX_PACKED_CHANNELS}, a group fills a tile by itself")
+        if next_pow2(geom.s) > MAX_COLUMNS:
+            return f"{geom.s} filter columns: more than the {MAX_COLUMNS} one tile holds"
+        return None
+
+    @staticmethod
+    def gpt(geom, cfg: Config) -> int:
+        """Whole groups a BLOCK_N x BLOCK_N tile packs."""
+        return max(1, min(cfg["BLOCK_N"] // max(geom.kg, geom.cg), geom.g))
+
+    @staticmethod
+    def items(geom, rows: int, tile_w: int) -> int:
+        od, oh, ow = geom.out_spatial
+        return geom.n * od * cdiv(oh, rows) * cdiv(ow, tile_w)
+
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        """Packs of GPT groups, each reducing all taps over items of output rows."""
+        tw, bn = cfg["TILE_W"], cfg["BLOCK_N"]
+        rows = cfg["BLOCK_M"] // tw
+        gpt = self.gpt(geom, cfg)
+        return GradGrid(m=gpt * geom.kg, n=gpt * geom.cg * geom.s, red=geom.gemm_m,
+                        block_m=bn, block_n=bn * next_pow2(geom.s), tiles_m=1, tiles_n=1,
+                        mult=cdiv(geom.g, gpt) * geom.t * geom.r,
+                        k_steps=self.items(geom, rows, tw), k_block=rows * tw)
+
+    def hard_ok(self, geom, cfg, device) -> str | None:
+        cols = next_pow2(geom.s)
+        per_thread = cols * cfg["BLOCK_N"] ** 2 // (32 * cfg["num_warps"])
+        if per_thread > MAX_ACC_PER_THREAD:
+            return (f"a {cfg['BLOCK_N']} x {cols * cfg['BLOCK_N']} accumulator takes "
+                    f"{per_thread} registers a thread over {cfg['num_warps']} warps")
+        return super().hard_ok(geom, cfg, device)
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        _, oh, ow = geom.out_spatial
+        tw = cfg["TILE_W"]
+        if tw > max(8, next_pow2(ow)):
+            return f"TILE_W={tw} exceeds the {ow} output columns"
+        if cfg["BLOCK_M"] // tw > max(1, next_pow2(oh)):
+            return f"{cfg['BLOCK_M'] // tw} rows exceed the {oh} output rows"
+        return (split_ok(geom, cfg, device, self.grid(geom, cfg))
+                or self.hard_ok(geom, cfg, device))
+
+    def launch(self, call: GradCall, cfg: Config) -> None:
+        g = call.geom
+        split, tw, bn = cfg["SPLIT_K"], cfg["TILE_W"], cfg["BLOCK_N"]
+        rows = cfg["BLOCK_M"] // tw
+        tiles = self.grid(g, cfg)
+        od, oh, ow = g.out_spatial
+        with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
+            launch_kernel(wgrad_grouped_taps_kernel, (cdiv(g.g, self.gpt(g, cfg)), slices,
+                                                      g.t * g.r),
+                call.dy, call.x, call.out, ws,
+                g.c, g.k, g.d, g.h, g.w, od, oh, ow, *g.stride, *g.pad, *g.dilation,
+                cdiv(oh, rows), cdiv(ow, tw), tiles.k_steps, per_split,
+                g.k * g.cg * g.t * g.r * g.s,
+                *strides5(call.dy), *strides5(call.x), *strides5(call.out),
+                CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), KR=g.r, KS=g.s, KS_P2=next_pow2(g.s),
+                ROWS=rows,
+                TILE_W=tw, BLOCK=bn, SPLIT=split > 1,
+                PREC=dot_precision(call), UPCAST=upcast_dot(call), ACC=grad_acc(call),
+                INT64=needs_int64(call), num_warps=cfg["num_warps"], num_stages=1,
+            )
