@@ -334,6 +334,13 @@ def tap_columns(iw0, dlw, W, sxw, ch_off, ch_ok, KS: tl.constexpr):
     return col_ok, col_off
 
 
+def row_items(geom, rows: int, tile_w: int) -> int:
+    """Items of ``rows`` output rows x ``tile_w`` output columns of one image (the wgrad
+    ``*_rows`` / ``*_taps`` families' reduction steps)."""
+    od, oh, ow = geom.out_spatial
+    return geom.n * od * cdiv(oh, rows) * cdiv(ow, tile_w)
+
+
 def row_loads(geom, rows: int) -> int:
     """Input rows a ``*_rows`` program walks for ``rows`` output rows, times the filter's
     columns: each is an unrolled load."""

@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, GradCall
-from .common import cdiv, needs_int64, row_loads, strides5, tap_columns
+from .common import cdiv, needs_int64, row_items, row_loads, strides5, tap_columns
 from .grad_common import DepthwiseWgradFamily, GradGrid, grad_acc
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
@@ -189,12 +189,7 @@ class WgradDepthwiseRowsFamily(DepthwiseWgradFamily):
         taps = geom.t * geom.r * geom.s
         return GradGrid(m=taps, n=geom.k, red=geom.gemm_m, block_m=taps, block_n=bn,
                         tiles_m=1, tiles_n=cdiv(geom.k, bn), mult=1,
-                        k_steps=self.items(geom, rows, tw), k_block=rows * tw, fma=True)
-
-    @staticmethod
-    def items(geom, rows: int, tile_w: int) -> int:
-        od, oh, ow = geom.out_spatial
-        return geom.n * od * cdiv(oh, rows) * cdiv(ow, tile_w)
+                        k_steps=row_items(geom, rows, tw), k_block=rows * tw, fma=True)
 
     def hard_ok(self, geom, cfg, device) -> str | None:
         rows = cfg["BLOCK_M"] // cfg["TILE_W"]

@@ -19,7 +19,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, GradCall, next_pow2
-from .common import cdiv, dot_precision, needs_int64, strides5, upcast_dot
+from .common import cdiv, dot_precision, needs_int64, row_items, strides5, upcast_dot
 from .grad_common import GradFamily, GradGrid, grad_acc
 from .grad_packed import MAX_PACKED_CHANNELS
 from .launcher import launch_kernel
@@ -149,11 +149,6 @@ class WgradGroupedTapsFamily(GradFamily):
         """Whole groups a BLOCK_N x BLOCK_N tile packs."""
         return max(1, min(cfg["BLOCK_N"] // max(geom.kg, geom.cg), geom.g))
 
-    @staticmethod
-    def items(geom, rows: int, tile_w: int) -> int:
-        od, oh, ow = geom.out_spatial
-        return geom.n * od * cdiv(oh, rows) * cdiv(ow, tile_w)
-
     def grid(self, geom, cfg: Config) -> GradGrid:
         """Packs of GPT groups, each reducing all taps over items of output rows."""
         tw, bn = cfg["TILE_W"], cfg["BLOCK_N"]
@@ -162,7 +157,7 @@ class WgradGroupedTapsFamily(GradFamily):
         return GradGrid(m=gpt * geom.kg, n=gpt * geom.cg * geom.s, red=geom.gemm_m,
                         block_m=bn, block_n=bn * next_pow2(geom.s), tiles_m=1, tiles_n=1,
                         mult=cdiv(geom.g, gpt) * geom.t * geom.r,
-                        k_steps=self.items(geom, rows, tw), k_block=rows * tw)
+                        k_steps=row_items(geom, rows, tw), k_block=rows * tw)
 
     def hard_ok(self, geom, cfg, device) -> str | None:
         cols = next_pow2(geom.s)
