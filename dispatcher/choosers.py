@@ -33,8 +33,9 @@ class Chooser(Protocol):
 # 0.99-1.59x, faster on 7 of 8 (validation/results/implicit_gemm_tma_h100/).
 ROW_BOX_MIN_W = 28
 # Channels a group (the larger of in and out) for which wgrad_grouped_taps goes first: its
-# best config beat the other families' on 13 of the 17 swept problems with 4 to 8 (1.25x
-# geomean), and on 2 of the 20 outside (call 57, data/sweeps/README.md).
+# best config beat the other families' on 11 of the 17 swept problems with 4 to 8 (1.10x
+# geomean; it loses at batch 1), and on 2 of the 20 outside (calls 57 and 59,
+# data/sweeps/README.md).
 GROUPED_TAPS_CHANNELS = (4, 8)
 
 
@@ -51,9 +52,9 @@ def grad_families(geom: ConvGeometry, direction: str,
     direct, gemm, packed = (f"{direction}_{v}" for v in ("direct", "gemm", "packed"))
     if direction == "wgrad" and geom.g > 1 and geom.cg == 1:
         # Runs of output rows with an accumulator a tap first: its best config beat the
-        # other families' on 42 of 55 swept depthwise problems, 1.44x geomean (call 53,
-        # validation/results/depthwise_wgrad_rows_h100/); then every tap of a pixel block
-        # in one program (filters of more than 27 taps).
+        # other families' on 37 of 55 swept depthwise problems, 1.28x geomean (calls 53,
+        # 55 and 59, validation/results/depthwise_wgrad_rows_h100/); then every tap of a
+        # pixel block in one program (filters of more than 27 taps).
         native, why = (["wgrad_depthwise_rows", "wgrad_depthwise_taps", direct, packed, gemm],
                        "depthwise: wgrad by FMA over runs of output rows, an accumulator a "
                        "tap")
