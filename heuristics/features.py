@@ -20,6 +20,7 @@ from ..kernels.device import DeviceSpec
 from ..kernels.families import FAMILIES
 from ..kernels.geometry import DTYPES, ConvGeometry
 from ..kernels.grad_common import forward_gemm_view
+from ..kernels.wgrad_gemm import split_steps
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
@@ -336,11 +337,9 @@ def _grad_derived(derived: np.ndarray, rows: np.ndarray, grids: np.ndarray, spli
     steps and waste of their launch grids."""
     m, n, red, bm, bn, tiles_m, tiles_n, mult, k_steps, k_block, fma = grids[rows].T
     split, stages = split[rows], stages[rows]
-    # A wgrad launch leaves out the slices that would get no reduction steps
-    # (wgrad_gemm.split_slices).
-    per_split = np.ceil(k_steps / split)
-    split = np.where(wgrad[rows] & (k_steps > 0),
-                     np.ceil(k_steps / np.maximum(per_split, 1.0)), split)
+    # A wgrad launch leaves out the slices that would get no reduction steps.
+    per_split, slices = split_steps(k_steps, split)
+    split = np.where(wgrad[rows] & (k_steps > 0), slices, split)
     programs = tiles_m * tiles_n * mult * split
     waves = programs / sms
     waves_ceil = np.ceil(waves)

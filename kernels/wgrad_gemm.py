@@ -146,6 +146,14 @@ def reduce_splits(call: GradCall, ws, split: int) -> None:
                   BLOCK=block, SLICES=slices, ACC=grad_acc(call), num_warps=warps)
 
 
+def split_steps(k_steps, split):
+    """(reduction steps one slice walks, slices launched) of ``k_steps`` steps split
+    ``split`` ways: slices that would get no steps are left out. Elementwise on numpy
+    arrays too (the model's launch-grid features)."""
+    per_split = -(-k_steps // split)
+    return per_split, -(-k_steps // (per_split + (per_split == 0)))
+
+
 @contextmanager
 def split_slices(call: GradCall, split: int, k_steps: int):
     """(reduction steps one slice walks, where the partial dWs go, slices to launch) for
@@ -153,8 +161,8 @@ def split_slices(call: GradCall, split: int, k_steps: int):
     dW in a fixed order when the launch returns (``reduce_splits``), or dW itself when not
     split. Slices that would get no steps are not launched (a short reduction split many
     ways), so the launch grid takes the third value, not ``split``."""
-    per_split = cdiv(k_steps, split)
-    slices = cdiv(k_steps, per_split) if k_steps else 1
+    per_split, slices = split_steps(k_steps, split)
+    slices = max(slices, 1)
     ws = split_workspace(call, slices) if split > 1 else call.out
     yield per_split, ws, slices
     if split > 1:

@@ -182,16 +182,16 @@ class WgradGroupedTapsFamily(GradFamily):
         split, tw, bn = cfg["SPLIT_K"], cfg["TILE_W"], cfg["BLOCK_N"]
         rows = cfg["BLOCK_M"] // tw
         tiles = self.grid(g, cfg)
+        gpt = self.gpt(g, cfg)
         od, oh, ow = g.out_spatial
         with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
-            launch_kernel(wgrad_grouped_taps_kernel, (cdiv(g.g, self.gpt(g, cfg)), slices,
-                                                      g.t * g.r),
+            launch_kernel(wgrad_grouped_taps_kernel, (cdiv(g.g, gpt), slices, g.t * g.r),
                 call.dy, call.x, call.out, ws,
                 g.c, g.k, g.d, g.h, g.w, od, oh, ow, *g.stride, *g.pad, *g.dilation,
                 cdiv(oh, rows), cdiv(ow, tw), tiles.k_steps, per_split,
                 g.k * g.cg * g.t * g.r * g.s,
                 *strides5(call.dy), *strides5(call.x), *strides5(call.out),
-                CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), KR=g.r, KS=g.s, KS_P2=next_pow2(g.s),
+                CG=g.cg, KG=g.kg, GPT=gpt, KR=g.r, KS=g.s, KS_P2=next_pow2(g.s),
                 ROWS=rows,
                 TILE_W=tw, BLOCK=bn, SPLIT=split > 1,
                 PREC=dot_precision(call), UPCAST=upcast_dot(call), ACC=grad_acc(call),
