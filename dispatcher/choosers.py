@@ -35,7 +35,7 @@ ROW_BOX_MIN_W = 28
 # Channels a group (the larger of in and out) for which wgrad_grouped_taps goes first: its
 # best config beat the other families' on 11 of the 17 swept problems with 4 to 8 (1.10x
 # geomean; it loses at batch 1), and on 2 of the 20 outside (calls 57 and 59,
-# data/sweeps/README.md).
+# validation/results/depthwise_wgrad_rows_h100/calls_eval.md).
 GROUPED_TAPS_CHANNELS = (4, 8)
 
 

@@ -157,7 +157,8 @@ def _tiles() -> tuple[tuple[int, int, int, int], ...]:
     Compiled for sm_90a (3x3, fp16, channels_last, stride 1), the 4-value tiles take
     72-106 registers up to 4 rows and 128 at 8, the 8-value ones 128-144
     (validation/results/depthwise_wgrad_rows_h100/registers.md). The
-    8-row tiles were added after a probe of MobileNetV2's batch-32 layers (call 54):
+    8-row tiles were added after a probe of MobileNetV2's batch-32 layers (call 54,
+    validation/results/depthwise_wgrad_rows_h100/calls_eval.md):
     the two best swept tiles made 8 rows high ran 1.06-1.15x faster on 7 of 10 (5 of the
     6 stride-1 ones; at stride 2 they unroll more row loads than MAX_ROW_LOADS)."""
     out = []

@@ -9,7 +9,8 @@ block [pixels, BLOCK_N] once and the input block [pixels, (filter column, channe
 of the row's taps (the shifted columns overlap, so they come mostly from L1), and one
 dot adds dY^T x X into a [BLOCK_N, columns x BLOCK_N] float32 accumulator: dY is read
 once a filter row, not once a tap. (One accumulator a tap, all rows in one program,
-took 255 registers and spilled on sm_90a.) Only the block-diagonal part is stored;
+spilled on sm_90a in a CPU compile; that version was not kept.) Only the
+block-diagonal part is stored;
 splits are added in a fixed order (``wgrad_gemm.reduce_splits``): no atomics.
 """
 
@@ -117,8 +118,9 @@ MAX_COLUMNS = 8  # filter columns (padded to a power of two) a program's N holds
 MAX_ACC_PER_THREAD = 64
 
 # (BLOCK_N channels of the pack, ROWS, TILE_W, num_warps): 32 channels hold ResNeXt's 4-,
-# 8-, 16- and 32-channel groups whole; items of 32 to 128 pixels. On sm_90a (3x3, fp16)
-# they take 73-146 registers; 128-pixel items over 4 warps took 192 and are left out.
+# 8-, 16- and 32-channel groups whole; items of 32 to 128 pixels, the largest on 8 warps
+# only. On sm_90a (3x3, fp16) they take 73-146 registers
+# (validation/results/depthwise_wgrad_rows_h100/registers.md).
 TAPS_TILES = tuple((32, rows, tw, warps)
                    for rows, tw in ((1, 32), (2, 16), (4, 8), (2, 32), (4, 16), (8, 8))
                    for warps in (4, 8)) + ((32, 4, 32, 8), (32, 8, 16, 8))
