@@ -129,7 +129,9 @@ def wide_packed_pays(geom: ConvGeometry, device: DeviceSpec) -> bool:
 
 # Input channels above which pointwise_tma's 64-channel K box pays: picked on the train
 # plan's 232 problems it supports (the rule's efficiency there 0.81 without it; 0.91 for
-# any C, 0.93 above 32, 0.91 above 64; validation/results/pointwise_tma_h100/).
+# any C, 0.93 above 32, 0.91 above 64; validation/results/pointwise_tma_h100/). The
+# persistent twin comes second: 1.009x the one-tile kernel's best on the 211 problems the
+# rule takes, but faster on only 43% (validation/results/persistent_tma_h100/).
 TMA_MIN_C = 32
 
 
@@ -145,15 +147,19 @@ def tma_pays(geom: ConvGeometry, device: DeviceSpec) -> bool:
 # least 8 wide, so 7-wide rows waste a quarter of each tile. On the 114 swept problems it
 # runs, its best config against the best of the others: 1.18x (90% wins, min 0.94) on
 # the 72 2D problems with enough tiles and rows of 14 or more, 0.87x on the rest
-# (validation/results/implicit_gemm_tma_h100/).
+# (validation/results/implicit_gemm_tma_h100/). Its persistent twin goes first: on the
+# 101 problems the rule takes, its best config is 1.035x the one-tile kernel's best (faster
+# on half); strided layers stay off the rule: there the two box families' best is 0.92x
+# the other families' (validation/results/persistent_tma_h100/).
 BOX_CONV_MIN_W = 14
 
 
 def box_conv_pays(geom: ConvGeometry, device: DeviceSpec) -> bool:
     """Whether a dense conv goes to implicit_gemm_tma first: it runs here (Hopper or the
-    interpreter, stride 1, channels_last), 2D (3D video layers lose), rows of at least
+    interpreter, channels_last), stride 1, 2D (3D video layers lose), rows of at least
     BOX_CONV_MIN_W output pixels."""
-    return (device.has_tma and geom.dims == 2 and geom.out_spatial[2] >= BOX_CONV_MIN_W
+    return (device.has_tma and geom.dims == 2 and geom.stride == (1, 1, 1)
+            and geom.out_spatial[2] >= BOX_CONV_MIN_W
             and registry.family("implicit_gemm_tma").rejects(geom) is None)
 
 
@@ -187,7 +193,8 @@ def preferred_families(geom: ConvGeometry, device: DeviceSpec,
         return ["stem", "implicit_gemm"], f"{geom.c} input channels: stem path"
     if geom.is_pointwise:
         if tma_pays(geom, device):
-            return (["pointwise_tma", "pointwise", "splitk", "implicit_gemm"],
+            return (["pointwise_tma", "pointwise_tma_persistent", "pointwise", "splitk",
+                     "implicit_gemm"],
                     "1x1 filter, stride 1, channels_last, Hopper: GEMM with TMA tiles")
         return ["pointwise", "splitk", "implicit_gemm"], "1x1 filter: GEMM over channels"
     tiles = math.ceil(geom.gemm_m / 128) * math.ceil(geom.kg / 128)
@@ -195,8 +202,8 @@ def preferred_families(geom: ConvGeometry, device: DeviceSpec,
         return (["splitk", "implicit_gemm"],
                 f"{tiles} output tiles for {device.sm_count} SMs: split the reduction")
     if box_conv_pays(geom, device):
-        return (["implicit_gemm_tma", "implicit_gemm", "splitk"],
-                "stride 1, channels_last, Hopper: implicit GEMM from TMA boxes")
+        return (["implicit_gemm_tma_persistent", "implicit_gemm_tma", "implicit_gemm", "splitk"],
+                "stride 1, channels_last, Hopper: implicit GEMM from TMA boxes, persistent")
     return ["implicit_gemm", "splitk"], "dense convolution: implicit GEMM"
 
 

@@ -43,6 +43,14 @@ LAYERS = [
     # the interpreter: forced here (cd.force), and shown as forced.
     ("depthwise 3x3, 24 ch", 2, 2, 24, 24, (8, 8), (3, 3), 1, 1, 24,
      "depthwise_span:BLOCK_M=4;BLOCK_N=128;num_warps=1;num_stages=1"),
+    # The rules send stride-1 3x3s to the persistent box kernel, 1x1s to the one-tile TMA
+    # GEMM and strided layers to neither: the other two TMA variants, forced.
+    ("3x3 stride 2, phase boxes", 2, 1, 64, 32, (16, 16), (3, 3), 2, 1, 1,
+     "implicit_gemm_tma:BLOCK_K=64;BLOCK_M=64;BLOCK_N=64;GROUP_M=8;TILE_W=8;num_stages=4;"
+     "num_warps=4"),
+    ("1x1 pointwise, persistent grid", 2, 2, 64, 32, (8, 8), (1, 1), 1, 0, 1,
+     "pointwise_tma_persistent:BLOCK_K=64;BLOCK_M=64;BLOCK_N=64;GROUP_M=8;num_stages=4;"
+     "num_warps=4"),
 ]
 
 

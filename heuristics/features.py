@@ -24,11 +24,12 @@ from ..kernels.wgrad_gemm import split_steps
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
                     "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
-                    "depthwise_span", "pointwise_tma", "implicit_gemm_tma")
+                    "depthwise_span", "pointwise_tma", "implicit_gemm_tma",
+                    "pointwise_tma_persistent", "implicit_gemm_tma_persistent")
 GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise",
                  "wgrad_gemm", "wgrad_packed", "wgrad_direct", "dgrad_implicit_gemm",
                  "dgrad_splitk", "dgrad_pointwise", "dgrad_pointwise_tma",
@@ -50,7 +51,8 @@ FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
 # BLOCK_K knob (grouped_rows: one dot over the whole run) a step is one channel;
 # span: FMA over BLOCK_M output rows x BLOCK_N elements of the (column, channel) row.
 FAMILY_KIND = {"implicit_gemm": "gemm", "pointwise": "gemm", "pointwise_tma": "gemm",
-               "implicit_gemm_tma": "gemm",
+               "implicit_gemm_tma": "gemm", "pointwise_tma_persistent": "gemm",
+               "implicit_gemm_tma_persistent": "gemm",
                "grouped_gemm": "gemm",
                "splitk": "gemm", "stem": "flat", "grouped_direct": "direct",
                "grouped_packed": "packed", "grouped_rows": "packed", "depthwise": "direct",

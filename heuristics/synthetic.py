@@ -49,9 +49,11 @@ def builtin_candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate
         if geom.is_pointwise:
             out += [Candidate("pointwise", c) for c in gemm]
             if geom.stride == (1, 1, 1) and geom.layout == "channels_last":
-                out += [Candidate("pointwise_tma", c) for c in gemm if c["BLOCK_K"] >= 32]
+                out += [Candidate(f, c) for f in ("pointwise_tma", "pointwise_tma_persistent")
+                        for c in gemm if c["BLOCK_K"] >= 32]
         elif geom.stride == (1, 1, 1) and geom.layout == "channels_last":
-            out += [Candidate("implicit_gemm_tma", Config(c, TILE_W=8)) for c in gemm
+            out += [Candidate(f, Config(c, TILE_W=8))
+                    for f in ("implicit_gemm_tma", "implicit_gemm_tma_persistent") for c in gemm
                     if c["BLOCK_K"] >= 32 and c["BLOCK_M"] >= 64]
         if geom.c <= 8:
             out += [Candidate("stem", c) for c in gemm[:4]]
@@ -149,8 +151,10 @@ def synthetic_latency_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec
     lat = 4.0 + max(waves * per_prog, mem_us)
     if cand.family == "pointwise":
         lat *= 0.9
-    elif cand.family == "pointwise_tma":  # no address math; a half-empty K box when C is small
-        lat *= 0.8 if geom.c >= 64 else 1.2
+    elif cand.family.startswith("pointwise_tma"):  # no address math; a half-empty K box
+        lat *= 0.8 if geom.c >= 64 else 1.2        # when C is small
+    if cand.family.endswith("_persistent"):  # the store overlaps the next tile's loads
+        lat *= 0.95 if waves > 2 else 1.05
     if split > 1:
         lat += 2.5 + split * geom.gemm_m * geom.k * 4 * 2 / bw
     return lat

@@ -10,6 +10,7 @@ import triton
 import triton.language as tl
 
 from .base import next_pow2
+from .device import DeviceSpec, spec_of
 
 
 @triton.jit
@@ -164,6 +165,26 @@ def tile_ids(pid, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     pid_m = first_m + (pid % width) % size_m
     pid_n = (pid % width) // size_m
     return pid_m, pid_n
+
+
+def persistent_programs(smem_bytes: int, device, residual_bytes: int = 0) -> int:
+    """Programs of a persistent launch on ``device`` (a torch device or a DeviceSpec): one
+    per SM, two where two tiles' shared memory fits on an SM (so one program's loads
+    overlap the other's math). 0, meaning "run the one-program-a-tile kernel", where a
+    fused residual's tile does not fit beside the pipeline: the persistent loop keeps
+    its operand buffers live through the epilogue, so nothing aliases them there."""
+    spec = device if isinstance(device, DeviceSpec) else spec_of(device)
+    if spec.smem_bytes and smem_bytes + residual_bytes > spec.smem_bytes:
+        return 0
+    per_sm = 2 if 0 < 2 * (smem_bytes + residual_bytes) <= spec.smem_bytes else 1
+    return spec.sm_count * per_sm
+
+
+def persistent_cap(smem_bytes: int, call, cfg) -> int:
+    """``persistent_programs`` for a forward call of a [BLOCK_M, BLOCK_N] output tile
+    (its fused residual is one more such tile in shared memory)."""
+    res = cfg["BLOCK_M"] * cfg["BLOCK_N"] * call.geom.elem_bytes if call.residual is not None else 0
+    return persistent_programs(smem_bytes, call.x.device, res)
 
 
 def pixel_grid(geom, block_m: int, tile_w: int) -> tuple[int, int, int]:

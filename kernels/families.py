@@ -16,9 +16,9 @@ from .grouped_gemm import GroupedGemmFamily
 from .grouped_packed import GroupedPackedFamily
 from .grouped_rows import GroupedRowsFamily
 from .implicit_gemm import ImplicitGemmFamily
-from .implicit_gemm_tma import ImplicitGemmTmaFamily
+from .implicit_gemm_tma import ImplicitGemmTmaFamily, ImplicitGemmTmaPersistentFamily
 from .pointwise import PointwiseFamily
-from .pointwise_tma import PointwiseTmaFamily
+from .pointwise_tma import PointwiseTmaFamily, PointwiseTmaPersistentFamily
 from .splitk import SplitKFamily
 from .stem import StemFamily
 from .wgrad_depthwise_rows import WgradDepthwiseRowsFamily
@@ -34,6 +34,8 @@ FAMILIES: list[KernelFamily] = [
     PointwiseFamily(),
     PointwiseTmaFamily(),
     ImplicitGemmTmaFamily(),
+    PointwiseTmaPersistentFamily(),
+    ImplicitGemmTmaPersistentFamily(),
     GroupedGemmFamily(),
     GroupedPackedFamily(),
     GroupedRowsFamily(),

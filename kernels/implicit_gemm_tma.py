@@ -1,4 +1,4 @@
-"""Implicit-GEMM convolution at stride 1 whose operands move by TMA boxes (Hopper).
+"""Implicit-GEMM convolution whose operands move by TMA boxes (Hopper).
 
 At stride 1 the input pixels one filter tap reads for a TILE_H x TILE_W block of
 output pixels are themselves a TILE_H x TILE_W block of the input, shifted by the
@@ -11,6 +11,13 @@ layout wgmma reads. The filter is read as a [K, T*R*S*C] matrix in [BLOCK_N, BLO
 boxes (BLOCK_K divides C, so a box stays within its tap), and the output tile leaves
 by a TMA store that clips at the image's edges. Bias, residual and activation are
 applied before the store.
+
+At a 2D stride (sth, stw) dividing H and W, the input is seen as
+[N, H/sth, sth, W/stw, stw*C] (``phase_view``): row h = sth*hh + phase, and a pixel's
+column phases with their channels form one row. A tap whose offset is
+stride * whole + phase reads the box [1, TILE_H, 1, TILE_W, BLOCK_K] at
+(n, oh0 + whole_h, phase_h, ow0 + whole_w, phase_w*C + c0): the output pixels' inputs
+again, with the edges' zero fill as padding.
 
 A dgrad call through this kernel (``ConvCall.transposed_w`` with ``flip_taps``)
 reads the stored filter's [BLOCK_K, BLOCK_N] boxes (rows = the reduction's
@@ -37,6 +44,7 @@ from .common import (
     cdiv,
     dot_precision,
     next_step,
+    persistent_cap,
     pixel_grid,
     tile_ids,
     upcast_dot,
@@ -46,28 +54,33 @@ from .launcher import launch_kernel
 from .pointwise_tma import tma_missing, tma_rows_rejects
 
 _RUNTIME_INTS = ["PIX_TILES", "OD", "KTOT", "C", "T", "R", "S", "pdd", "pdh", "pdw",
-                 "dld", "dlh", "dlw", "TILES_H", "TILES_W"]
+                 "dld", "dlh", "dlw", "sth", "stw", "TILES_H", "TILES_W"]
 
 
-@triton.jit(do_not_specialize=_RUNTIME_INTS)
-def igemm_tma_kernel(
-    x_desc, w_desc, y_desc, r_desc, bias_ptr,
-    PIX_TILES, OD, KTOT, C, T, R, S, pdd, pdh, pdw, dld, dlh, dlw, TILES_H, TILES_W,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    TILE_W: tl.constexpr, GROUP_M: tl.constexpr, ACT: tl.constexpr,
-    HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr, PREC: tl.constexpr,
-    UPCAST: tl.constexpr, DGRAD: tl.constexpr,
-):
+@triton.jit
+def box_tile_origin(tile, PIX_TILES, KTOT, OD, TILES_H, TILES_W, BLOCK_M: tl.constexpr,
+                    BLOCK_N: tl.constexpr, TILE_W: tl.constexpr, GROUP_M: tl.constexpr):
+    """Output tile ``tile`` (grouped order) -> image n, depth od, the pixel box's first row
+    and column, and its first output channel."""
     TILE_H: tl.constexpr = BLOCK_M // TILE_W
-    pid_m, pid_n = tile_ids(tl.program_id(0), PIX_TILES, tl.cdiv(KTOT, BLOCK_N), GROUP_M)
+    pid_m, pid_n = tile_ids(tile, PIX_TILES, tl.cdiv(KTOT, BLOCK_N), GROUP_M)
     tw = pid_m % TILES_W
     rest = pid_m // TILES_W
     oh0 = (rest % TILES_H) * TILE_H
     rest = rest // TILES_H
-    od = rest % OD
-    n = rest // OD
-    ow0 = tw * TILE_W
-    off_n = pid_n * BLOCK_N
+    return rest // OD, rest % OD, oh0, tw * TILE_W, pid_n * BLOCK_N
+
+
+@triton.jit
+def box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, T, R, S, pdd, pdh, pdw,
+                  dld, dlh, dlw, sth, stw, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  BLOCK_K: tl.constexpr, PREC: tl.constexpr, UPCAST: tl.constexpr,
+                  DGRAD: tl.constexpr, STRIDED: tl.constexpr):
+    """acc^T, [BLOCK_N channels, BLOCK_M pixels] in float32, of one output tile: one input
+    box and one filter box a (tap, channel block) step. STRIDED (2D): ``x_desc`` is the
+    phase view [N, H/sth, sth, W/stw, stw*C] (``phase_view``), where a tap's input
+    pixels are again one box: the phase row and column its offset falls on, shifted by
+    the offset's whole strides."""
     # Origin of tap (0, 0, 0)'s box; a tap adds its dilated offset (negative
     # coordinates are padding: TMA fills them with zeros).
     id0 = od - pdd
@@ -87,7 +100,15 @@ def igemm_tma_kernel(
     kt = 0
     for _ in range(0, taps * c_blocks):
         c0 = cb * BLOCK_K
-        a = x_desc.load([n, id0 + kt * dld, ih0 + kr * dlh, iw0 + ks * dlw, c0])
+        if STRIDED:
+            # floor((tap offset) / stride), numerators kept non-negative (C division
+            # truncates): offset = stride * whole + phase, 0 <= phase < stride.
+            whole_h = (kr * dlh + pdh * sth - pdh) // sth - pdh
+            whole_w = (ks * dlw + pdw * stw - pdw) // stw - pdw
+            a = x_desc.load([n, oh0 + whole_h, kr * dlh - pdh - whole_h * sth, ow0 + whole_w,
+                             (ks * dlw - pdw - whole_w * stw) * C + c0])
+        else:
+            a = x_desc.load([n, id0 + kt * dld, ih0 + kr * dlh, iw0 + ks * dlw, c0])
         a = a.reshape(BLOCK_M, BLOCK_K)
         tap = (kt * R + kr) * S + ks
         # The filter is a 2D box (a reshaped box would be copied to registers too).
@@ -100,6 +121,15 @@ def igemm_tma_kernel(
             w = w.to(tl.float32)
         acc = tl.dot(w, a.T, acc, input_precision=PREC)
         cb, ks, kr, kt = next_step(cb, ks, kr, kt, c_blocks, R, S)
+    return acc
+
+
+@triton.jit
+def box_conv_epilogue(acc, y_desc, r_desc, bias_ptr, n, od, oh0, ow0, off_n, KTOT,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TILE_W: tl.constexpr,
+                      ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr):
+    """Bias, residual and activation on acc^T, then the output box's TMA store."""
+    TILE_H: tl.constexpr = BLOCK_M // TILE_W
     if HAS_BIAS:
         offs_n = off_n + tl.arange(0, BLOCK_N)
         acc += tl.load(bias_ptr + offs_n, mask=offs_n < KTOT, other=0.0).to(tl.float32)[:, None]
@@ -110,6 +140,48 @@ def igemm_tma_kernel(
     out = activate(out, ACT)
     out = out.to(y_desc.dtype).reshape(1, 1, TILE_H, TILE_W, BLOCK_N)
     y_desc.store([n, od, oh0, ow0, off_n], out)  # TMA clips past the image and K
+
+
+@triton.jit(do_not_specialize=_RUNTIME_INTS)
+def igemm_tma_kernel(
+    x_desc, w_desc, y_desc, r_desc, bias_ptr,
+    PIX_TILES, OD, KTOT, C, T, R, S, pdd, pdh, pdw, dld, dlh, dlw, sth, stw, TILES_H, TILES_W,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    TILE_W: tl.constexpr, GROUP_M: tl.constexpr, ACT: tl.constexpr,
+    HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr, PREC: tl.constexpr,
+    UPCAST: tl.constexpr, DGRAD: tl.constexpr, STRIDED: tl.constexpr, PROGRAMS: tl.constexpr,
+):
+    """One output tile a program (PROGRAMS = 0), or a persistent grid of PROGRAMS programs
+    walking the tiles in grouped order."""
+    if PROGRAMS == 0:
+        n, od, oh0, ow0, off_n = box_tile_origin(tl.program_id(0), PIX_TILES, KTOT, OD,
+                                                 TILES_H, TILES_W, BLOCK_M, BLOCK_N, TILE_W,
+                                                 GROUP_M)
+        acc = box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, T, R, S, pdd,
+                            pdh, pdw, dld, dlh, dlw, sth, stw, BLOCK_M, BLOCK_N, BLOCK_K, PREC,
+                            UPCAST, DGRAD, STRIDED)
+        box_conv_epilogue(acc, y_desc, r_desc, bias_ptr, n, od, oh0, ow0, off_n, KTOT,
+                          BLOCK_M, BLOCK_N, TILE_W, ACT, HAS_BIAS, HAS_RES)
+    else:
+        start = tl.program_id(0)
+        # The epilogue walks its own copy of the tile counter: the flattened loop issues
+        # the next tile's loads before this tile's store, and a counter shared by both
+        # ends of the loop would tie them together.
+        tile_c = start - PROGRAMS
+        for tile in tl.range(start, PIX_TILES * tl.cdiv(KTOT, BLOCK_N), PROGRAMS,
+                             flatten=True):
+            n, od, oh0, ow0, off_n = box_tile_origin(tile, PIX_TILES, KTOT, OD, TILES_H,
+                                                     TILES_W, BLOCK_M, BLOCK_N, TILE_W,
+                                                     GROUP_M)
+            acc = box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, T, R, S,
+                                pdd, pdh, pdw, dld, dlh, dlw, sth, stw, BLOCK_M, BLOCK_N,
+                                BLOCK_K, PREC, UPCAST, DGRAD, STRIDED)
+            tile_c += PROGRAMS
+            n, od, oh0, ow0, off_n = box_tile_origin(tile_c, PIX_TILES, KTOT, OD, TILES_H,
+                                                     TILES_W, BLOCK_M, BLOCK_N, TILE_W,
+                                                     GROUP_M)
+            box_conv_epilogue(acc, y_desc, r_desc, bias_ptr, n, od, oh0, ow0, off_n, KTOT,
+                              BLOCK_M, BLOCK_N, TILE_W, ACT, HAS_BIAS, HAS_RES)
 
 
 def pixels_view(t: torch.Tensor) -> tuple[list[int], list[int]] | None:
@@ -124,6 +196,22 @@ def pixels_view(t: torch.Tensor) -> tuple[list[int], list[int]] | None:
     if any(st * t.element_size() % 16 for i, st in enumerate(strides) if i != 1):
         return None
     return [n, d, h, w, c], [strides[0], strides[2], strides[3], strides[4], 1]
+
+
+def phase_view(t: torch.Tensor, sth: int, stw: int) -> tuple[list[int], list[int]] | None:
+    """(shape, strides) of a 2D ``t`` (N, C, 1, H, W) as the TMA tensor
+    [N, H/sth, sth, W/stw, stw*C]: input row h = sth*hh + phase, and a pixel's stw
+    column phases with their channels as one contiguous row. None when H or W is not a
+    multiple of its stride, the pixels are not dense rows of C channels, or TMA's
+    16-byte rules fail."""
+    n, c, _, h, w = t.shape
+    if h % sth or w % stw:
+        return None
+    base = pixels_view(t)
+    if base is None or (w > 1 and base[1][3] != c):
+        return None
+    sn, _, sh, _, _ = base[1]
+    return [n, h // sth, sth, w // stw, stw * c], [sn, sth * sh, sh, stw * c, 1]
 
 
 def filter_view(w: torch.Tensor) -> tuple[list[int], list[int]] | None:
@@ -144,49 +232,59 @@ def descriptor(t: torch.Tensor, view: tuple[list[int], list[int]], box: list[int
     return TensorDescriptor(t, view[0], view[1], box)
 
 
-def launch_igemm_tma(call: ConvCall, cfg: Config) -> None:
+def launch_igemm_tma(call: ConvCall, cfg: Config, programs_cap: int = 0) -> None:
+    """One program a tile, or with ``programs_cap`` a persistent grid of at most that many
+    programs walking the tiles."""
     g = call.geom
     bm, bn, bk, tile_w = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["TILE_W"]
     tile_h = bm // tile_w
     if call.transposed_w != call.flip_taps and g.t * g.r * g.s > 1:
         raise RuntimeError("implicit_gemm_tma reads a transposed filter only with its taps "
                            "reversed (a dgrad call)")
-    views = [pixels_view(call.x), filter_view(call.w), pixels_view(call.out)]
+    strided = g.stride != (1, 1, 1)
+    x_view = phase_view(call.x, g.stride[1], g.stride[2]) if strided else pixels_view(call.x)
+    views = [x_view, filter_view(call.w), pixels_view(call.out)]
     if call.residual is not None:
         views.append(pixels_view(call.residual))
     bias_ok = call.bias is None or call.bias.data_ptr() % 16 == 0
     if any(v is None for v in views) or not bias_ok:
         launch_igemm(call, cfg)  # same tile, pointer loads: correct for any strides
         return
-    x_box = [1, 1, tile_h, tile_w, bk]
+    x_box = [1, tile_h, 1, tile_w, bk] if strided else [1, 1, tile_h, tile_w, bk]
     y_box = [1, 1, tile_h, tile_w, bn]
     w_box = [bk, bn] if call.transposed_w else [bn, bk]
     y_desc = descriptor(call.out, views[2], y_box)
     r_desc = descriptor(call.residual, views[3], y_box) if call.residual is not None else y_desc
     programs, tiles_h, tiles_w = pixel_grid(g, bm, tile_w)
-    grid = (programs * cdiv(g.k, bn),)
-    launch_kernel(igemm_tma_kernel, grid,
+    tiles = programs * cdiv(g.k, bn)
+    launch_kernel(igemm_tma_kernel, (min(tiles, programs_cap) if programs_cap else tiles,),
         descriptor(call.x, views[0], x_box), descriptor(call.w, views[1], w_box), y_desc,
         r_desc, call.bias if call.bias is not None else call.out,
         programs, g.out_spatial[0], g.k, g.c, g.t, g.r, g.s, *g.pad, *g.dilation,
-        tiles_h, tiles_w,
+        g.stride[1], g.stride[2], tiles_h, tiles_w,
         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, TILE_W=tile_w, GROUP_M=cfg.get("GROUP_M", 8),
         ACT=call.activation, HAS_BIAS=call.bias is not None,
         HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
-        DGRAD=call.transposed_w, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+        DGRAD=call.transposed_w, STRIDED=strided, PROGRAMS=programs_cap,
+        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
     )
 
 
-def box_conv_rejects(geom, plain_1x1: str) -> str | None:
+def box_conv_rejects(geom, plain_1x1: str, strided_ok: bool = False) -> str | None:
     """Why a tap's input pixels are not TMA boxes of a channels_last tensor (None: they
-    are): ungrouped, stride 1, channels_last, 16-byte channel rows. A 1x1 without padding
-    is left to ``plain_1x1``, which reads it as dense matrices."""
+    are): ungrouped, channels_last, 16-byte channel rows, stride 1 (or, with
+    ``strided_ok``, a 2D stride dividing H and W: boxes of ``phase_view``). A stride-1
+    1x1 without padding is left to ``plain_1x1``, which reads it as dense matrices."""
     if geom.g != 1:
         return "grouped convolutions go to the grouped families"
-    if geom.is_pointwise and geom.pad == (0, 0, 0):
+    strided = geom.stride != (1, 1, 1)
+    if geom.is_pointwise and geom.pad == (0, 0, 0) and not (strided and strided_ok):
         return f"1x1 without padding: {plain_1x1} reads it as dense matrices"
-    if geom.stride != (1, 1, 1):
+    if strided and not strided_ok:
         return "strided: a tap's input pixels are not one box"
+    if strided and (geom.dims != 2 or geom.h % geom.stride[1] or geom.w % geom.stride[2]):
+        return ("strided: phase boxes need a 2D input whose height and width are multiples "
+                "of the stride")
     if geom.layout != "channels_last":
         return "TMA boxes need the channels innermost (channels_last)"
     return tma_rows_rejects(geom)
@@ -217,7 +315,7 @@ class ImplicitGemmTmaFamily(KernelFamily):
                     for bm, tw, bn, bk, wp, st in TMA_CONV_TILES)
 
     def supports(self, geom) -> str | None:
-        if reason := box_conv_rejects(geom, "pointwise_tma"):
+        if reason := box_conv_rejects(geom, "pointwise_tma", strided_ok=True):
             return reason
         if geom.c % 32:
             return f"C={geom.c} is not a multiple of 32 (the smallest BLOCK_K)"
@@ -247,3 +345,16 @@ class ImplicitGemmTmaFamily(KernelFamily):
 
     def launch(self, call: ConvCall, cfg: Config) -> None:
         launch_igemm_tma(call, cfg)
+
+
+class ImplicitGemmTmaPersistentFamily(ImplicitGemmTmaFamily):
+    """``implicit_gemm_tma``'s boxes, tiles and rules with a persistent grid: each SM's
+    programs walk the tiles in grouped order, and the flattened loop loads the next tile's
+    boxes while the last one is stored."""
+
+    name = "implicit_gemm_tma_persistent"
+    summary = ("stride-1 channels_last implicit GEMM with TMA boxes, persistent programs "
+               "that overlap a tile's store with the next tile's loads")
+
+    def launch(self, call: ConvCall, cfg: Config) -> None:
+        launch_igemm_tma(call, cfg, persistent_cap(self.smem_bytes(call.geom, cfg), call, cfg))

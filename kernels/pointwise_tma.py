@@ -23,23 +23,30 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 from .base import Config, ConvCall, KernelFamily
-from .common import activate, cdiv, dot_precision, tile_ids, upcast_dot
+from .common import activate, cdiv, dot_precision, persistent_cap, tile_ids, upcast_dot
 from .implicit_gemm import gemm_smem, make_configs, tiles_fit
 from .launcher import launch_kernel
 from .pointwise import launch_pointwise
 
 
-@triton.jit(do_not_specialize=["M"])
-def pointwise_tma_kernel(
-    a_desc, b_desc, c_desc, r_desc, bias_ptr, M, C, KTOT,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
-    PREC: tl.constexpr, UPCAST: tl.constexpr, B_ROWS_K: tl.constexpr,
-):
-    pid_m, pid_n = tile_ids(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(KTOT, BLOCK_N),
-                            GROUP_M)
-    off_m = pid_m * BLOCK_M
-    off_n = pid_n * BLOCK_N
+@triton.jit
+def gemm_epilogue(acc, c_desc, r_desc, bias_ptr, off_m, off_n, KTOT, BLOCK_N: tl.constexpr,
+                  ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr):
+    """Bias, residual and activation on a [BLOCK_M, BLOCK_N] tile, then its TMA store."""
+    if HAS_BIAS:
+        offs_n = off_n + tl.arange(0, BLOCK_N)
+        acc += tl.load(bias_ptr + offs_n, mask=offs_n < KTOT, other=0.0).to(tl.float32)[None, :]
+    if HAS_RES:
+        acc += r_desc.load([off_m, off_n]).to(tl.float32)
+    acc = activate(acc, ACT)
+    c_desc.store([off_m, off_n], acc.to(c_desc.dtype))  # TMA clips past M and K
+
+
+@triton.jit
+def gemm_tile(a_desc, b_desc, off_m, off_n, C, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+              BLOCK_K: tl.constexpr, PREC: tl.constexpr, UPCAST: tl.constexpr,
+              B_ROWS_K: tl.constexpr):
+    """One output tile's [BLOCK_M, BLOCK_N] float32 product over all C channels."""
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for c0 in range(0, C, BLOCK_K):
         a = a_desc.load([off_m, c0])  # TMA fills past C (and M) with zeros
@@ -51,13 +58,37 @@ def pointwise_tma_kernel(
             a = a.to(tl.float32)
             b = b.to(tl.float32)
         acc = tl.dot(a, b, acc, input_precision=PREC)
-    if HAS_BIAS:
-        offs_n = off_n + tl.arange(0, BLOCK_N)
-        acc += tl.load(bias_ptr + offs_n, mask=offs_n < KTOT, other=0.0).to(tl.float32)[None, :]
-    if HAS_RES:
-        acc += r_desc.load([off_m, off_n]).to(tl.float32)
-    acc = activate(acc, ACT)
-    c_desc.store([off_m, off_n], acc.to(c_desc.dtype))  # TMA clips past M and K
+    return acc
+
+
+@triton.jit(do_not_specialize=["M"])
+def pointwise_tma_kernel(
+    a_desc, b_desc, c_desc, r_desc, bias_ptr, M, C, KTOT,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
+    PREC: tl.constexpr, UPCAST: tl.constexpr, B_ROWS_K: tl.constexpr, PROGRAMS: tl.constexpr,
+):
+    """One output tile a program (PROGRAMS = 0), or a persistent grid of PROGRAMS programs
+    walking the tiles in grouped order."""
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(KTOT, BLOCK_N)
+    if PROGRAMS == 0:
+        pid_m, pid_n = tile_ids(tl.program_id(0), tiles_m, tiles_n, GROUP_M)
+        acc = gemm_tile(a_desc, b_desc, pid_m * BLOCK_M, pid_n * BLOCK_N, C, BLOCK_M, BLOCK_N,
+                        BLOCK_K, PREC, UPCAST, B_ROWS_K)
+        gemm_epilogue(acc, c_desc, r_desc, bias_ptr, pid_m * BLOCK_M, pid_n * BLOCK_N, KTOT,
+                      BLOCK_N, ACT, HAS_BIAS, HAS_RES)
+    else:
+        start = tl.program_id(0)
+        tile_c = start - PROGRAMS  # the epilogue's own counter (igemm_tma_kernel says why)
+        for tile in tl.range(start, tiles_m * tiles_n, PROGRAMS, flatten=True):
+            pid_m, pid_n = tile_ids(tile, tiles_m, tiles_n, GROUP_M)
+            acc = gemm_tile(a_desc, b_desc, pid_m * BLOCK_M, pid_n * BLOCK_N, C, BLOCK_M,
+                            BLOCK_N, BLOCK_K, PREC, UPCAST, B_ROWS_K)
+            tile_c += PROGRAMS
+            pid_m, pid_n = tile_ids(tile_c, tiles_m, tiles_n, GROUP_M)
+            gemm_epilogue(acc, c_desc, r_desc, bias_ptr, pid_m * BLOCK_M, pid_n * BLOCK_N,
+                          KTOT, BLOCK_N, ACT, HAS_BIAS, HAS_RES)
 
 
 def dense_rows_rejects(geom) -> str | None:
@@ -101,7 +132,9 @@ def rows_view(t: torch.Tensor, cols: int) -> torch.Tensor | None:
     return t.as_strided((n * d * h * w, cols), (cols, 1))
 
 
-def launch_pointwise_tma(call: ConvCall, cfg: Config) -> None:
+def launch_pointwise_tma(call: ConvCall, cfg: Config, programs_cap: int = 0) -> None:
+    """One program a tile, or with ``programs_cap`` a persistent grid of at most that many
+    programs walking the tiles."""
     g = call.geom
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     x2 = rows_view(call.x, g.c)
@@ -119,14 +152,15 @@ def launch_pointwise_tma(call: ConvCall, cfg: Config) -> None:
     b_desc = TensorDescriptor.from_tensor(w2, [bk, bn] if call.transposed_w else [bn, bk])
     c_desc = TensorDescriptor.from_tensor(y2, [bm, bn])
     r_desc = TensorDescriptor.from_tensor(r2, [bm, bn]) if r2 is not None else c_desc
-    grid = (cdiv(g.gemm_m, bm) * cdiv(g.k, bn),)
-    launch_kernel(pointwise_tma_kernel, grid,
+    tiles = cdiv(g.gemm_m, bm) * cdiv(g.k, bn)
+    launch_kernel(pointwise_tma_kernel, (min(tiles, programs_cap) if programs_cap else tiles,),
         a_desc, b_desc, c_desc, r_desc, call.bias if call.bias is not None else call.out,
         g.gemm_m, g.c, g.k,
         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 8),
         ACT=call.activation, HAS_BIAS=call.bias is not None,
         HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
-        B_ROWS_K=call.transposed_w, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+        B_ROWS_K=call.transposed_w, PROGRAMS=programs_cap, num_warps=cfg["num_warps"],
+        num_stages=cfg["num_stages"],
     )
 
 
@@ -159,3 +193,16 @@ class PointwiseTmaFamily(KernelFamily):
 
     def launch(self, call: ConvCall, cfg: Config) -> None:
         launch_pointwise_tma(call, cfg)
+
+
+class PointwiseTmaPersistentFamily(PointwiseTmaFamily):
+    """``pointwise_tma``'s tiles and rules with a persistent grid: each SM's programs walk
+    the tiles in grouped order, and the flattened loop loads the next tile while the
+    last one is stored, which pays where the channel loop is a few steps long."""
+
+    name = "pointwise_tma_persistent"
+    summary = ("1x1 stride-1 channels_last GEMM with TMA, persistent programs that overlap "
+               "a tile's store with the next tile's loads")
+
+    def launch(self, call: ConvCall, cfg: Config) -> None:
+        launch_pointwise_tma(call, cfg, persistent_cap(self.smem_bytes(call.geom, cfg), call, cfg))

@@ -34,6 +34,12 @@ CASES = [
     ("pointwise", G(n=1, c=32, k=32, d=2, h=3, w=3, t=1, r=1, s=1, dims=3)),
     ("pointwise_tma", G(n=2, c=48, k=40, h=5, w=5, r=1, s=1)),
     ("pointwise_tma", G(n=1, c=32, k=32, d=2, h=3, w=3, t=1, r=1, s=1, dims=3)),
+    ("pointwise_tma_persistent", G(n=2, c=48, k=40, h=5, w=5, r=1, s=1)),
+    ("implicit_gemm_tma", G(n=2, c=32, k=32, h=8, w=6, r=3, s=3, stride=(1, 2, 2),
+                            pad=(0, 1, 1))),  # phase boxes
+    ("implicit_gemm_tma_persistent", G(n=2, c=32, k=32, h=6, w=7, r=3, s=3, pad=(0, 1, 1))),
+    ("implicit_gemm_tma_persistent", G(n=1, c=64, k=32, h=8, w=12, r=1, s=1,
+                                       stride=(1, 2, 2))),  # a strided 1x1 by phase boxes
     ("grouped_gemm", G(n=2, c=64, k=64, g=4, h=5, w=5, r=3, s=3, pad=(0, 1, 1))),
     ("grouped_gemm", G(n=1, c=48, k=96, g=3, h=6, w=6, r=3, s=3, stride=(1, 2, 2),
                        pad=(0, 1, 1), layout="contiguous")),

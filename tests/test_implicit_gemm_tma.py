@@ -26,6 +26,8 @@ from helpers import (
 )
 
 FAMILY = registry.family("implicit_gemm_tma")
+# The one-program-a-tile kernel and the persistent one share tiles, configs and rules.
+BOTH = ["implicit_gemm_tma", "implicit_gemm_tma_persistent"]
 CFG = Config(BLOCK_M=64, TILE_W=8, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=4,
              num_stages=4)
 CFG32 = Config(BLOCK_M=64, TILE_W=8, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=4,
@@ -51,16 +53,47 @@ def no_fallback(monkeypatch):
     (G(n=1, c=32, k=16, d=3, h=5, w=6, t=3, r=3, s=3, pad=(1, 1, 1), dims=3,
        dtype="bfloat16"), CFG32),
     (G(n=2, c=64, k=48, h=5, w=4, r=1, s=1, pad=(0, 1, 1), dtype="float16"), CFG),
+    # strided: phase boxes (every phase of a 3x3, a 1x1 downsample, stride 3, dilation,
+    # SD-VAE's asymmetric downsampling pad, pixel tiles past the output)
+    (G(n=2, c=64, k=40, h=10, w=12, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+       dtype="float32"), CFG),
+    (G(n=2, c=64, k=48, h=12, w=18, r=1, s=1, stride=(1, 2, 2), dtype="float16"), CFG),
+    (G(n=1, c=32, k=24, h=12, w=9, r=3, s=3, stride=(1, 3, 3), pad=(0, 2, 1),
+       dilation=(1, 2, 1), dtype="float16"), CFG32),
+    (G(n=1, c=64, k=32, h=8, w=10, r=3, s=3, stride=(1, 2, 2), pad=(0, 0, 0),
+       pad_hi=(0, 1, 1), dtype="bfloat16"), CFG),
 ], ids=lambda v: v.describe() if isinstance(v, G) else str(v))
-def test_matches_torch(geom, cfg, no_fallback):
-    check_candidate("implicit_gemm_tma", geom, cfg)
+@pytest.mark.parametrize("family", BOTH)
+def test_matches_torch(family, geom, cfg, no_fallback):
+    check_candidate(family, geom, cfg)
 
 
+@pytest.mark.parametrize("family", BOTH)
 @pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
-def test_bias_residual_activation(activation, no_fallback):
-    check_candidate("implicit_gemm_tma", G(n=1, c=64, k=48, h=6, w=9, r=3, s=3,
-                                           pad=(0, 1, 1), dtype="float32"),
+def test_bias_residual_activation(activation, family, no_fallback):
+    check_candidate(family, G(n=1, c=64, k=48, h=6, w=9, r=3, s=3, pad=(0, 1, 1),
+                              dtype="float32"),
                     CFG, activation=activation, with_residual=True)
+
+
+def test_persistent_programs_walk_several_tiles(no_fallback):
+    """The persistent grid holds fewer programs than tiles (the interpreter's 4 SMs
+    against 2 x 2 x 2 pixel tiles x 2 channel tiles), each program's tiles in grouped
+    order, and the result is the one-program-a-tile kernel's, bit for bit."""
+    from convdispatch.kernels.launcher import Recorder
+
+    geom = G(n=2, c=64, k=96, h=9, w=11, r=3, s=3, pad=(0, 1, 1), dtype="float32")
+    x, w, b = tensors_for(geom)
+    outs = {}
+    for family in BOTH:
+        outs[family] = poisoned_out(geom, x)
+        with Recorder() as rec:
+            run_candidate(Candidate(family, CFG), x, w, b, geom, out=outs[family])
+        outs[family + ":grid"] = rec.steps[-1].grid
+    assert outs["implicit_gemm_tma:grid"] == (16,)
+    assert outs["implicit_gemm_tma_persistent:grid"] == (INTERPRETER.sm_count,)
+    assert torch.equal(outs["implicit_gemm_tma"], outs["implicit_gemm_tma_persistent"])
+    assert rel_err(outs["implicit_gemm_tma"], reference(geom, x, w, b)) < 1e-5
 
 
 def test_every_config_runs(no_fallback):
@@ -90,6 +123,18 @@ def test_tensors_outside_tma_rules_run_through_the_pointer_kernel():
     assert rel_err(out, reference(geom, x, w, b)) < TOL["float16"]
 
 
+def test_phase_view():
+    """Row h = 2*hh + phase; a pixel's two column phases with their channels form one row."""
+    x = torch.arange(2 * 4 * 6 * 8.0).reshape(2, 8, 4, 6).to(
+        memory_format=torch.channels_last)[:, :, None]
+    shape, strides = tma_conv.phase_view(x, 2, 2)
+    assert shape == [2, 2, 2, 3, 16]
+    assert strides == [4 * 6 * 8, 2 * 6 * 8, 6 * 8, 16, 1]
+    view = x.as_strided(shape, strides)
+    assert torch.equal(view[1, 1, 0, 2, 8:], x[1, :, 0, 2, 5])  # h = 2, w = 2*2 + 1
+    assert tma_conv.phase_view(x, 3, 2) is None  # 4 rows are not whole strides of 3
+
+
 def test_views():
     x = torch.randn(1, 64, 5, 7).to(memory_format=torch.channels_last)[:, :, None]
     assert tma_conv.pixels_view(x) == ([1, 1, 5, 7, 64], [5 * 7 * 64, 5 * 7 * 64, 7 * 64, 64, 1])
@@ -112,7 +157,13 @@ def test_feasibility():
     assert FAMILY.candidates(geom, h100)
     assert FAMILY.feasible(geom, CFG, INTERPRETER) is None
     assert "capability 9.0" in FAMILY.feasible(geom, CFG, a100)
-    assert "strided" in FAMILY.supports(dataclasses.replace(geom, stride=(1, 2, 2)))
+    assert FAMILY.supports(dataclasses.replace(geom, stride=(1, 2, 2))) is None
+    assert "multiples of the stride" in FAMILY.supports(
+        dataclasses.replace(geom, h=15, stride=(1, 2, 2)))
+    assert "multiples of the stride" in FAMILY.supports(
+        dataclasses.replace(geom, d=4, t=3, dims=3, pad=(1, 1, 1), stride=(2, 2, 2)))
+    wgrad = registry.family("wgrad_implicit_gemm_tma")
+    assert "strided" in wgrad.supports(dataclasses.replace(geom, stride=(1, 2, 2)))
     assert "grouped" in FAMILY.supports(dataclasses.replace(geom, g=2))
     assert "channels_last" in FAMILY.supports(dataclasses.replace(geom, layout="contiguous"))
     assert "multiple of 32" in FAMILY.supports(dataclasses.replace(geom, c=48))
@@ -147,14 +198,19 @@ _BOXES = {"x_desc": (1, 1, 8, 16, 64), "y_desc": (1, 1, 8, 16, 128),
           "r_desc": (1, 1, 8, 16, 128)}
 
 
-@pytest.mark.parametrize("dgrad", [False, True], ids=["forward", "dgrad"])
-def test_compiles_to_tma_boxes_and_smem_wgmma_for_sm90(dgrad):
+@pytest.mark.parametrize("programs", [0, 132], ids=["one_tile", "persistent"])
+@pytest.mark.parametrize("dgrad,strided", [(False, False), (True, False), (False, True)],
+                         ids=["forward", "dgrad", "strided"])
+def test_compiles_to_tma_boxes_and_smem_wgmma_for_sm90(dgrad, strided, programs):
     """Compiled for sm_90 (no GPU needed): 5D input boxes and 2D filter boxes by TMA, the
     output by a TMA store, and every wgmma reads both operands from shared memory (the
-    pixel box's reshape folds into a shared-memory view only as the B operand)."""
+    pixel box's reshape folds into a shared-memory view only as the B operand; also for
+    the strided phase box [1, TILE_H, 1, TILE_W, BLOCK_K])."""
     boxes = dict(_BOXES, w_desc=(64, 128) if dgrad else (128, 64))
+    if strided:
+        boxes["x_desc"] = (1, 8, 1, 16, 64)
     got = compile_for_sm90("convdispatch.kernels.implicit_gemm_tma", "igemm_tma_kernel",
-                           dict(_TILE, DGRAD=dgrad), boxes)
+                           dict(_TILE, DGRAD=dgrad, STRIDED=strided, PROGRAMS=programs), boxes)
     assert got == {"tma": ["2d.shared", "5d.global", "5d.shared"], "wgmma": True,
                    "smem_operands": True}
 
@@ -176,19 +232,22 @@ GPU_CASES = [
     G(n=4, c=256, k=256, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),  # layer3 3x3
     G(n=3, c=96, k=200, h=17, w=13, r=3, s=3, pad=(0, 1, 1)),  # tails everywhere
     G(n=2, c=64, k=64, d=4, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+    G(n=4, c=128, k=128, h=56, w=56, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),  # layer2.0
+    G(n=2, c=256, k=512, h=56, w=56, r=1, s=1, stride=(1, 2, 2)),  # layer2.0.downsample
 ]
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype,tol", [("float16", 1e-2), ("bfloat16", 3e-2), ("float32", 1e-2)])
 @pytest.mark.parametrize("base", GPU_CASES, ids=lambda g: g.describe())
-def test_gpu_configs_match_torch(base, dtype, tol, no_fallback):
+@pytest.mark.parametrize("family", BOTH)
+def test_gpu_configs_match_torch(base, dtype, tol, family, no_fallback):
     """Every feasible config on the GPU against torch in float32 (fp16: every config;
     bf16/fp32: the first four), bias and a channels_last residual on."""
     from convdispatch.kernels.device import spec_of
 
     geom = dataclasses.replace(base, dtype=dtype)
-    cands = FAMILY.candidates(geom, spec_of("cuda"))
+    cands = registry.family(family).candidates(geom, spec_of("cuda"))
     assert cands, geom.describe()
     if dtype != "float16":
         cands = cands[:4]

@@ -26,22 +26,66 @@ FAMILY = registry.family("pointwise_tma")
 CFG = Config(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=4)
 
 
-def check(geom: ConvGeometry, config: Config = CFG, **kw) -> None:
-    check_candidate("pointwise_tma", geom, config, **kw)
+BOTH = ["pointwise_tma", "pointwise_tma_persistent"]
 
 
+def check(geom: ConvGeometry, config: Config = CFG, family: str = "pointwise_tma",
+          **kw) -> None:
+    check_candidate(family, geom, config, **kw)
+
+
+@pytest.mark.parametrize("family", BOTH)
 @pytest.mark.parametrize("geom", [
     G(n=2, c=48, k=40, h=5, w=7, dtype="float32"),  # M, N and C tails in every tile
     G(n=1, c=136, k=72, h=4, w=4, dtype="float16"),  # C past one BLOCK_K, K tail
     G(n=2, c=32, k=16, d=2, h=3, w=3, t=1, dims=3, dtype="bfloat16"),
 ], ids=lambda g: g.describe())
-def test_matches_torch(geom):
-    check(geom)
+def test_matches_torch(geom, family):
+    check(geom, family=family)
 
 
+@pytest.mark.parametrize("family", BOTH)
 @pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
-def test_bias_residual_activation(activation):
-    check(G(n=1, c=64, k=48, h=6, w=5, dtype="float32"), activation=activation, with_residual=True)
+def test_bias_residual_activation(activation, family):
+    check(G(n=1, c=64, k=48, h=6, w=5, dtype="float32"), activation=activation,
+          with_residual=True, family=family)
+
+
+def test_persistent_programs_walk_several_tiles():
+    """The persistent grid holds fewer programs than tiles (the interpreter's 4 SMs against
+    3 x 2 tiles), and the result is the one-program-a-tile kernel's, bit for bit."""
+    from convdispatch.dispatcher import run_candidate
+    from convdispatch.kernels.launcher import Recorder
+    from helpers import poisoned_out
+
+    geom = G(n=2, c=96, k=80, h=8, w=10, dtype="float32")
+    x, w, b = tensors_for(geom)
+    outs, grids = [], []
+    for family in BOTH:
+        outs.append(poisoned_out(geom, x))
+        with Recorder() as rec:
+            run_candidate(Candidate(family, CFG), x, w, b, geom, out=outs[-1])
+        grids.append(rec.steps[-1].grid)
+    assert grids == [(6,), (INTERPRETER.sm_count,)]
+    assert torch.equal(outs[0], outs[1])
+
+
+def test_persistent_programs():
+    """One or two programs an SM by shared memory; 0 (the one-tile kernel) where a fused
+    residual's tile does not fit beside the pipeline. Sizes: sm_90 compiles of
+    pointwise_tma_kernel on a persistent grid, fp16 (256x128x64 tile, 3 stages: 213016
+    bytes; with a residual 278568, past the H100's 232448)."""
+    from convdispatch.kernels.common import persistent_programs
+
+    h100 = lookup("h100")
+    big = FAMILY.smem_bytes(G(n=1, c=64, k=64, h=8, w=8),
+                            Config(BLOCK_M=256, BLOCK_N=128, BLOCK_K=64, GROUP_M=8,
+                                   num_warps=8, num_stages=3))
+    assert big == 212992
+    assert persistent_programs(big, h100) == 132
+    assert persistent_programs(big, h100, residual_bytes=256 * 128 * 2) == 0
+    assert persistent_programs(73760, h100) == 264
+    assert persistent_programs(73760, INTERPRETER) == INTERPRETER.sm_count
 
 
 def test_misaligned_input_runs_through_the_pointer_kernel():
@@ -88,12 +132,17 @@ _TILE = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64)
 _KERNELS = {
     "forward": ("convdispatch.kernels.pointwise_tma", "pointwise_tma_kernel",
                 dict(_TILE, GROUP_M=8, ACT=1, HAS_BIAS=True, HAS_RES=True, PREC="ieee",
-                     UPCAST=False, B_ROWS_K=False),
+                     UPCAST=False, B_ROWS_K=False, PROGRAMS=0),
                 {"a_desc": (128, 64), "b_desc": (128, 64), "c_desc": (128, 128),
                  "r_desc": (128, 128)}, ["2d.global", "2d.shared"]),
+    "persistent": ("convdispatch.kernels.pointwise_tma", "pointwise_tma_kernel",
+                   dict(_TILE, GROUP_M=8, ACT=1, HAS_BIAS=True, HAS_RES=True, PREC="ieee",
+                        UPCAST=False, B_ROWS_K=False, PROGRAMS=132),
+                   {"a_desc": (128, 64), "b_desc": (128, 64), "c_desc": (128, 128),
+                    "r_desc": (128, 128)}, ["2d.global", "2d.shared"]),
     "dgrad": ("convdispatch.kernels.pointwise_tma", "pointwise_tma_kernel",
               dict(_TILE, GROUP_M=8, ACT=0, HAS_BIAS=False, HAS_RES=False, PREC="ieee",
-                   UPCAST=False, B_ROWS_K=True),
+                   UPCAST=False, B_ROWS_K=True, PROGRAMS=0),
               {"a_desc": (128, 64), "b_desc": (64, 128), "c_desc": (128, 128),
                "r_desc": (128, 128)}, ["2d.global", "2d.shared"]),
     "wgrad": ("convdispatch.kernels.wgrad_pointwise_tma", "wgrad_tma_kernel",
@@ -125,14 +174,14 @@ GPU_CASES = [
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype,tol", [("float16", 1e-2), ("bfloat16", 3e-2), ("float32", 1e-2)])
 @pytest.mark.parametrize("base", GPU_CASES, ids=lambda g: g.describe())
-def test_gpu_configs_match_torch(base, dtype, tol):
+@pytest.mark.parametrize("family", BOTH)
+def test_gpu_configs_match_torch(base, dtype, tol, family):
     """Every feasible config on the GPU against torch in float32, bias and a channels_last
     residual on (so the TMA path, not the pointer fallback, runs)."""
     from convdispatch.kernels.device import spec_of
 
     geom = dataclasses.replace(base, dtype=dtype)
-    cands = [c for c in registry.candidates(geom, spec_of("cuda"))
-             if c.family == "pointwise_tma"]
+    cands = [c for c in registry.candidates(geom, spec_of("cuda")) if c.family == family]
     assert cands, geom.describe()
     check_candidates_on_gpu(
         cands, geom, tol,

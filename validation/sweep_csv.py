@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -77,6 +78,29 @@ def read_sweep(path: str | os.PathLike) -> pd.DataFrame:
                          f"{[int(r) + 2 for r in same]} ({int(dup.sum())} rows have a "
                          f"duplicated {KEY_COLUMNS} in all)")
     return df
+
+
+def sweep_provenance(folder: str | os.PathLike, names: Iterable[str]) -> str:
+    """'NAME.csv: GPU, torch, triton, CUDA, cuDNN' of each sweep in ``folder``, from its
+    sidecar, joined by '; '."""
+    out = []
+    for name in names:
+        meta = json.loads((Path(folder) / f"{name}.meta.json").read_text())
+        sw = meta["software"]
+        out.append(f"{name}.csv: {meta['gpu']['name']}, torch {sw['torch']}, triton "
+                   f"{sw['triton']}, CUDA {sw['cuda']}, cuDNN {sw['cudnn']}")
+    return "; ".join(out)
+
+
+def row_geometry(row: Mapping):
+    """The ConvGeometry of a sweep row (its geometry columns; no upper padding)."""
+    from ..kernels.geometry import ConvGeometry
+
+    ints = {k: int(row[k]) for k in ("n", "c", "k", "g", "d", "h", "w", "t", "r", "s", "dims")}
+    return ConvGeometry(**ints, stride=tuple(int(row[f"stride_{a}"]) for a in "dhw"),
+                        pad=tuple(int(row[f"pad_{a}"]) for a in "dhw"),
+                        dilation=tuple(int(row[f"dil_{a}"]) for a in "dhw"),
+                        dtype=str(row["dtype"]), layout=str(row["layout"]))
 
 
 def _cell(v) -> str:

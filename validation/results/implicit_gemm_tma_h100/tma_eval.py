@@ -12,15 +12,11 @@ first (``dispatcher.choosers.box_conv_pays``) and lists the rates on the largest
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 from convdispatch.dispatcher.choosers import box_conv_pays, preferred_families
 from convdispatch.kernels.device import lookup
-from convdispatch.kernels.geometry import ConvGeometry
-from convdispatch.validation.sweep_csv import read_sweep
+from convdispatch.validation.sweep_csv import read_sweep, row_geometry, sweep_provenance
 
 SWEEPS = "data/sweeps/h100"
 CASES = (("forward", "implicit_gemm_tma", ("train", "holdout")),
@@ -30,24 +26,6 @@ CASES = (("forward", "implicit_gemm_tma", ("train", "holdout")),
 
 def gm(s: pd.Series) -> float:
     return float(np.exp(np.log(s).mean()))
-
-
-def geometry(row) -> ConvGeometry:
-    ints = {k: int(row[k]) for k in ("n", "c", "k", "g", "d", "h", "w", "t", "r", "s", "dims")}
-    return ConvGeometry(**ints, stride=tuple(int(row[f"stride_{a}"]) for a in "dhw"),
-                        pad=tuple(int(row[f"pad_{a}"]) for a in "dhw"),
-                        dilation=tuple(int(row[f"dil_{a}"]) for a in "dhw"),
-                        dtype=str(row["dtype"]), layout=str(row["layout"]))
-
-
-def provenance(names) -> str:
-    out = []
-    for name in names:
-        meta = json.loads(Path(f"{SWEEPS}/{name}.meta.json").read_text())
-        sw = meta["software"]
-        out.append(f"{name}.csv: {meta['gpu']['name']}, torch {sw['torch']}, triton "
-                   f"{sw['triton']}, CUDA {sw['cuda']}, cuDNN {sw['cudnn']}")
-    return "; ".join(out)
 
 
 def compare(df: pd.DataFrame, family: str) -> pd.DataFrame:
@@ -93,13 +71,14 @@ def main() -> int:
     for direction, family, names in CASES:
         df = pd.concat([read_sweep(f"{SWEEPS}/{n}.csv") for n in names], ignore_index=True)
         rows = compare(df, family)
-        print(f"## {direction}: {family}\n\nSweeps: {provenance(names)}.\n\n{head}")
+        print(f"## {direction}: {family}\n\nSweeps: {sweep_provenance(SWEEPS, names)}."
+              f"\n\n{head}")
         for name, part in rows.groupby("set"):
             print(table(part, name))
         print(table(rows, "all"))
         if direction == "forward":
-            first = [box_conv_pays(geometry(r), h100)
-                     and preferred_families(geometry(r), h100)[0][0] == family
+            first = [box_conv_pays(row_geometry(r), h100)
+                     and preferred_families(row_geometry(r), h100)[0][0] == family
                      for r in rows["first"]]
             ruled = pd.Series(first, index=rows.index)
             print(table(rows[ruled], "rule puts it first"))
