@@ -20,11 +20,12 @@ from ..kernels.device import DeviceSpec
 from ..kernels.families import FAMILIES
 from ..kernels.geometry import DTYPES, ConvGeometry
 from ..kernels.grad_common import forward_gemm_view
+from ..kernels.implicit_gemm_tma import box_images
 from ..kernels.wgrad_gemm import split_steps
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
                     "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
@@ -38,6 +39,8 @@ GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise"
                  "wgrad_stem", "wgrad_depthwise_taps", "dgrad_stem",
                  "wgrad_depthwise_rows", "wgrad_grouped_taps")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
+# Forward families whose pixel tiles are TMA boxes of one or more images.
+_BOX_FAMILIES = ("implicit_gemm_tma", "implicit_gemm_tma_persistent")
 # The direction each family computes (a model is trained per direction), as registered.
 FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
 
@@ -246,7 +249,15 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     tiled = tile_w > 0
     tw = np.where(tiled, tile_w, np.minimum(bm, ow))
     th = np.where(tiled, bm / np.maximum(tile_w, 1.0), np.ceil(bm / ow))
-    tiles_m = np.where(tiled, geom.n * od * np.ceil(oh / th) * np.ceil(ow / tw), np.ceil(m / bm))
+    # The TMA box families' boxes may hold several images of fewer rows (box_images).
+    boxes = np.ones((len(candidates), 2))
+    for i, cand in enumerate(candidates):
+        if cand.family in _BOX_FAMILIES:
+            boxes[i] = box_images(geom.n, int(oh), cand.config["BLOCK_M"], cand.config["TILE_W"])
+            th[i] = boxes[i, 0]
+    images = boxes[:, 1]
+    tiles_m = np.where(tiled, np.ceil(geom.n / images) * od * np.ceil(oh / th) * np.ceil(ow / tw),
+                       np.ceil(m / bm))
     # span: BLOCK_M rows x BLOCK_N / K pixels (all channels); as pixel tiles, with every
     # channel in one "channel tile" of BLOCK_N / (pixels a span) = K.
     if span.any():

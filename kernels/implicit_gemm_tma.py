@@ -19,6 +19,11 @@ stride * whole + phase reads the box [1, TILE_H, 1, TILE_W, BLOCK_K] at
 (n, oh0 + whole_h, phase_h, ow0 + whole_w, phase_w*C + c0): the output pixels' inputs
 again, with the edges' zero fill as padding.
 
+A box may hold several images: [images, 1, TILE_H, TILE_W, BLOCK_K] with images x
+TILE_H x TILE_W = BLOCK_M (``box_images``), where fewer rows divide the output's height
+better (28-row maps at batch 32: 4 rows x 4 images, none past the map, where 16 rows
+would leave 4 empty). dgrad calls keep one image a box.
+
 A dgrad call through this kernel (``ConvCall.transposed_w`` with ``flip_taps``)
 reads the stored filter's [BLOCK_K, BLOCK_N] boxes (rows = the reduction's
 channels) at the reversed tap; columns past the tap's channels only feed output
@@ -45,7 +50,6 @@ from .common import (
     dot_precision,
     next_step,
     persistent_cap,
-    pixel_grid,
     tile_ids,
     upcast_dot,
 )
@@ -59,16 +63,17 @@ _RUNTIME_INTS = ["PIX_TILES", "OD", "KTOT", "C", "T", "R", "S", "pdd", "pdh", "p
 
 @triton.jit
 def box_tile_origin(tile, PIX_TILES, KTOT, OD, TILES_H, TILES_W, BLOCK_M: tl.constexpr,
-                    BLOCK_N: tl.constexpr, TILE_W: tl.constexpr, GROUP_M: tl.constexpr):
-    """Output tile ``tile`` (grouped order) -> image n, depth od, the pixel box's first row
-    and column, and its first output channel."""
-    TILE_H: tl.constexpr = BLOCK_M // TILE_W
+                    BLOCK_N: tl.constexpr, TILE_W: tl.constexpr, IMAGES: tl.constexpr,
+                    GROUP_M: tl.constexpr):
+    """Output tile ``tile`` (grouped order) -> first image n, depth od, the pixel box's
+    first row and column, and its first output channel."""
+    TILE_H: tl.constexpr = BLOCK_M // TILE_W // IMAGES
     pid_m, pid_n = tile_ids(tile, PIX_TILES, tl.cdiv(KTOT, BLOCK_N), GROUP_M)
     tw = pid_m % TILES_W
     rest = pid_m // TILES_W
     oh0 = (rest % TILES_H) * TILE_H
     rest = rest // TILES_H
-    return rest // OD, rest % OD, oh0, tw * TILE_W, pid_n * BLOCK_N
+    return (rest // OD) * IMAGES, rest % OD, oh0, tw * TILE_W, pid_n * BLOCK_N
 
 
 @triton.jit
@@ -127,9 +132,10 @@ def box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, T, R, S, pdd,
 @triton.jit
 def box_conv_epilogue(acc, y_desc, r_desc, bias_ptr, n, od, oh0, ow0, off_n, KTOT,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TILE_W: tl.constexpr,
-                      ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr):
+                      IMAGES: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr,
+                      HAS_RES: tl.constexpr):
     """Bias, residual and activation on acc^T, then the output box's TMA store."""
-    TILE_H: tl.constexpr = BLOCK_M // TILE_W
+    TILE_H: tl.constexpr = BLOCK_M // TILE_W // IMAGES
     if HAS_BIAS:
         offs_n = off_n + tl.arange(0, BLOCK_N)
         acc += tl.load(bias_ptr + offs_n, mask=offs_n < KTOT, other=0.0).to(tl.float32)[:, None]
@@ -138,7 +144,7 @@ def box_conv_epilogue(acc, y_desc, r_desc, bias_ptr, n, od, oh0, ow0, off_n, KTO
         r = r_desc.load([n, od, oh0, ow0, off_n]).reshape(BLOCK_M, BLOCK_N)
         out += r.to(tl.float32)
     out = activate(out, ACT)
-    out = out.to(y_desc.dtype).reshape(1, 1, TILE_H, TILE_W, BLOCK_N)
+    out = out.to(y_desc.dtype).reshape(IMAGES, 1, TILE_H, TILE_W, BLOCK_N)
     y_desc.store([n, od, oh0, ow0, off_n], out)  # TMA clips past the image and K
 
 
@@ -147,7 +153,7 @@ def igemm_tma_kernel(
     x_desc, w_desc, y_desc, r_desc, bias_ptr,
     PIX_TILES, OD, KTOT, C, T, R, S, pdd, pdh, pdw, dld, dlh, dlw, sth, stw, TILES_H, TILES_W,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    TILE_W: tl.constexpr, GROUP_M: tl.constexpr, ACT: tl.constexpr,
+    TILE_W: tl.constexpr, IMAGES: tl.constexpr, GROUP_M: tl.constexpr, ACT: tl.constexpr,
     HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr, PREC: tl.constexpr,
     UPCAST: tl.constexpr, DGRAD: tl.constexpr, STRIDED: tl.constexpr, PROGRAMS: tl.constexpr,
 ):
@@ -156,12 +162,12 @@ def igemm_tma_kernel(
     if PROGRAMS == 0:
         n, od, oh0, ow0, off_n = box_tile_origin(tl.program_id(0), PIX_TILES, KTOT, OD,
                                                  TILES_H, TILES_W, BLOCK_M, BLOCK_N, TILE_W,
-                                                 GROUP_M)
+                                                 IMAGES, GROUP_M)
         acc = box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, T, R, S, pdd,
                             pdh, pdw, dld, dlh, dlw, sth, stw, BLOCK_M, BLOCK_N, BLOCK_K, PREC,
                             UPCAST, DGRAD, STRIDED)
         box_conv_epilogue(acc, y_desc, r_desc, bias_ptr, n, od, oh0, ow0, off_n, KTOT,
-                          BLOCK_M, BLOCK_N, TILE_W, ACT, HAS_BIAS, HAS_RES)
+                          BLOCK_M, BLOCK_N, TILE_W, IMAGES, ACT, HAS_BIAS, HAS_RES)
     else:
         start = tl.program_id(0)
         # The epilogue walks its own copy of the tile counter: the flattened loop issues
@@ -172,16 +178,16 @@ def igemm_tma_kernel(
                              flatten=True):
             n, od, oh0, ow0, off_n = box_tile_origin(tile, PIX_TILES, KTOT, OD, TILES_H,
                                                      TILES_W, BLOCK_M, BLOCK_N, TILE_W,
-                                                     GROUP_M)
+                                                     IMAGES, GROUP_M)
             acc = box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, T, R, S,
                                 pdd, pdh, pdw, dld, dlh, dlw, sth, stw, BLOCK_M, BLOCK_N,
                                 BLOCK_K, PREC, UPCAST, DGRAD, STRIDED)
             tile_c += PROGRAMS
             n, od, oh0, ow0, off_n = box_tile_origin(tile_c, PIX_TILES, KTOT, OD, TILES_H,
                                                      TILES_W, BLOCK_M, BLOCK_N, TILE_W,
-                                                     GROUP_M)
+                                                     IMAGES, GROUP_M)
             box_conv_epilogue(acc, y_desc, r_desc, bias_ptr, n, od, oh0, ow0, off_n, KTOT,
-                              BLOCK_M, BLOCK_N, TILE_W, ACT, HAS_BIAS, HAS_RES)
+                              BLOCK_M, BLOCK_N, TILE_W, IMAGES, ACT, HAS_BIAS, HAS_RES)
 
 
 def pixels_view(t: torch.Tensor) -> tuple[list[int], list[int]] | None:
@@ -232,12 +238,42 @@ def descriptor(t: torch.Tensor, view: tuple[list[int], list[int]], box: list[int
     return TensorDescriptor(t, view[0], view[1], box)
 
 
+def box_images(n: int, oh: int, block_m: int, tile_w: int) -> tuple[int, int]:
+    """(TILE_H, images) of a BLOCK_M-pixel box TILE_W wide: the power-of-two row count
+    whose tiles waste the fewest pixels past the output's rows and past its batch (a box
+    of several images, [images, 1, TILE_H, TILE_W, BLOCK_K], where TILE_H rows divide OH
+    better than BLOCK_M / TILE_W do: 4 rows x 4 images on 28-row maps at batch 32,
+    instead of 16 rows of which 4 are past the map). Ties keep the taller box."""
+    best = (0.0, block_m // tile_w, 1)
+    rows = block_m // tile_w
+    while rows >= 1:
+        images = block_m // tile_w // rows
+        used = oh / (cdiv(oh, rows) * rows) * n / (cdiv(n, images) * images)
+        if used > best[0] + 1e-9:
+            best = (used, rows, images)
+        rows //= 2
+    return best[1], best[2]
+
+
+def box_grid(geom, block_m: int, tile_w: int,
+             one_image: bool = False) -> tuple[int, int, int, int, int]:
+    """(pixel tiles, tiles along OH, tiles along OW, TILE_H, images a box) of the box
+    families' launch (``box_images``; one image a box with ``one_image``)."""
+    od, oh, ow = geom.out_spatial
+    rows, images = ((block_m // tile_w, 1) if one_image
+                    else box_images(geom.n, oh, block_m, tile_w))
+    tiles_h, tiles_w = cdiv(oh, rows), cdiv(ow, tile_w)
+    return cdiv(geom.n, images) * od * tiles_h * tiles_w, tiles_h, tiles_w, rows, images
+
+
 def launch_igemm_tma(call: ConvCall, cfg: Config, programs_cap: int = 0) -> None:
     """One program a tile, or with ``programs_cap`` a persistent grid of at most that many
     programs walking the tiles."""
     g = call.geom
     bm, bn, bk, tile_w = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["TILE_W"]
-    tile_h = bm // tile_w
+    # dgrad calls keep one-image boxes (the twin's rows were measured with them).
+    programs, tiles_h, tiles_w, tile_h, images = box_grid(g, bm, tile_w,
+                                                          one_image=call.transposed_w)
     if call.transposed_w != call.flip_taps and g.t * g.r * g.s > 1:
         raise RuntimeError("implicit_gemm_tma reads a transposed filter only with its taps "
                            "reversed (a dgrad call)")
@@ -250,20 +286,19 @@ def launch_igemm_tma(call: ConvCall, cfg: Config, programs_cap: int = 0) -> None
     if any(v is None for v in views) or not bias_ok:
         launch_igemm(call, cfg)  # same tile, pointer loads: correct for any strides
         return
-    x_box = [1, tile_h, 1, tile_w, bk] if strided else [1, 1, tile_h, tile_w, bk]
-    y_box = [1, 1, tile_h, tile_w, bn]
+    x_box = [images, tile_h, 1, tile_w, bk] if strided else [images, 1, tile_h, tile_w, bk]
+    y_box = [images, 1, tile_h, tile_w, bn]
     w_box = [bk, bn] if call.transposed_w else [bn, bk]
     y_desc = descriptor(call.out, views[2], y_box)
     r_desc = descriptor(call.residual, views[3], y_box) if call.residual is not None else y_desc
-    programs, tiles_h, tiles_w = pixel_grid(g, bm, tile_w)
     tiles = programs * cdiv(g.k, bn)
     launch_kernel(igemm_tma_kernel, (min(tiles, programs_cap) if programs_cap else tiles,),
         descriptor(call.x, views[0], x_box), descriptor(call.w, views[1], w_box), y_desc,
         r_desc, call.bias if call.bias is not None else call.out,
         programs, g.out_spatial[0], g.k, g.c, g.t, g.r, g.s, *g.pad, *g.dilation,
         g.stride[1], g.stride[2], tiles_h, tiles_w,
-        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, TILE_W=tile_w, GROUP_M=cfg.get("GROUP_M", 8),
-        ACT=call.activation, HAS_BIAS=call.bias is not None,
+        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, TILE_W=tile_w, IMAGES=images,
+        GROUP_M=cfg.get("GROUP_M", 8), ACT=call.activation, HAS_BIAS=call.bias is not None,
         HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
         DGRAD=call.transposed_w, STRIDED=strided, PROGRAMS=programs_cap,
         num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],

@@ -112,6 +112,10 @@ def _programs(geom: ConvGeometry, cand: Candidate) -> int:
         od, oh, ow = geom.out_spatial
         tw = c["TILE_W"]
         m = geom.n * od * cdiv(oh, c["BLOCK_M"] // tw) * cdiv(ow, tw)
+    if cand.family.startswith("implicit_gemm_tma"):  # TMA boxes of one or more images
+        from convdispatch.kernels.implicit_gemm_tma import box_grid
+
+        m = box_grid(geom, c["BLOCK_M"], c["TILE_W"])[0]
     if cand.family in ("grouped_direct", "depthwise", "depthwise_rows"):
         return m * cdiv(geom.k, c["BLOCK_N"])
     if cand.family in ("grouped_packed", "grouped_rows"):

@@ -62,6 +62,10 @@ def no_fallback(monkeypatch):
        dilation=(1, 2, 1), dtype="float16"), CFG32),
     (G(n=1, c=64, k=32, h=8, w=10, r=3, s=3, stride=(1, 2, 2), pad=(0, 0, 0),
        pad_hi=(0, 1, 1), dtype="bfloat16"), CFG),
+    # boxes of 2 images x 4 rows (box_images), the last box half past the batch; strided
+    (G(n=7, c=32, k=24, h=4, w=8, r=3, s=3, pad=(0, 1, 1), dtype="float32"), CFG32),
+    (G(n=8, c=32, k=40, h=8, w=16, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+       dtype="float16"), CFG32),
 ], ids=lambda v: v.describe() if isinstance(v, G) else str(v))
 @pytest.mark.parametrize("family", BOTH)
 def test_matches_torch(family, geom, cfg, no_fallback):
@@ -78,8 +82,9 @@ def test_bias_residual_activation(activation, family, no_fallback):
 
 def test_persistent_programs_walk_several_tiles(no_fallback):
     """The persistent grid holds fewer programs than tiles (the interpreter's 4 SMs
-    against 2 x 2 x 2 pixel tiles x 2 channel tiles), each program's tiles in grouped
-    order, and the result is the one-program-a-tile kernel's, bit for bit."""
+    against 3 x 2 pixel tiles of 4 rows x 2 images x 2 channel tiles), each program's
+    tiles in grouped order, and the result is the one-program-a-tile kernel's, bit for
+    bit."""
     from convdispatch.kernels.launcher import Recorder
 
     geom = G(n=2, c=64, k=96, h=9, w=11, r=3, s=3, pad=(0, 1, 1), dtype="float32")
@@ -90,7 +95,7 @@ def test_persistent_programs_walk_several_tiles(no_fallback):
         with Recorder() as rec:
             run_candidate(Candidate(family, CFG), x, w, b, geom, out=outs[family])
         outs[family + ":grid"] = rec.steps[-1].grid
-    assert outs["implicit_gemm_tma:grid"] == (16,)
+    assert outs["implicit_gemm_tma:grid"] == (12,)
     assert outs["implicit_gemm_tma_persistent:grid"] == (INTERPRETER.sm_count,)
     assert torch.equal(outs["implicit_gemm_tma"], outs["implicit_gemm_tma_persistent"])
     assert rel_err(outs["implicit_gemm_tma"], reference(geom, x, w, b)) < 1e-5
@@ -121,6 +126,20 @@ def test_tensors_outside_tma_rules_run_through_the_pointer_kernel():
     out = poisoned_out(geom, x)
     run_candidate(Candidate("implicit_gemm_tma", CFG32), x, w.contiguous(), b, geom, out=out)
     assert rel_err(out, reference(geom, x, w, b)) < TOL["float16"]
+
+
+def test_box_images():
+    """Rows and images of a box: the split that wastes the fewest pixels past the map's
+    rows and past the batch, the taller box on ties."""
+    assert tma_conv.box_images(32, 28, 128, 8) == (4, 4)  # 16 rows would leave 4 empty
+    assert tma_conv.box_images(1, 28, 128, 8) == (16, 1)  # no second image to fill
+    assert tma_conv.box_images(128, 7, 128, 8) == (1, 16)
+    assert tma_conv.box_images(32, 56, 128, 16) == (8, 1)
+    assert tma_conv.box_images(4, 6, 64, 8) == (2, 4)
+    assert tma_conv.box_images(3, 6, 64, 8) == (8, 1)  # a tie (0.75): the taller box
+    geom = G(n=32, c=64, k=64, h=7, w=7, r=3, s=3, pad=(0, 1, 1), dtype="float16")
+    assert tma_conv.box_grid(geom, 64, 8) == (4 * 7, 7, 1, 1, 8)  # 4 blocks of 8 images
+    assert tma_conv.box_grid(geom, 64, 8, one_image=True) == (32, 1, 1, 8, 1)  # dgrad
 
 
 def test_phase_view():
@@ -193,24 +212,28 @@ def test_dgrad_twin_reads_the_stored_filter_reversed(no_fallback):
 
 
 _TILE = dict(BLOCK_M=128, TILE_W=16, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, ACT=1,
-             HAS_BIAS=True, HAS_RES=True, PREC="ieee", UPCAST=False)
+             HAS_BIAS=True, HAS_RES=True, PREC="ieee", UPCAST=False, IMAGES=1)
 _BOXES = {"x_desc": (1, 1, 8, 16, 64), "y_desc": (1, 1, 8, 16, 128),
           "r_desc": (1, 1, 8, 16, 128)}
 
 
 @pytest.mark.parametrize("programs", [0, 132], ids=["one_tile", "persistent"])
-@pytest.mark.parametrize("dgrad,strided", [(False, False), (True, False), (False, True)],
-                         ids=["forward", "dgrad", "strided"])
-def test_compiles_to_tma_boxes_and_smem_wgmma_for_sm90(dgrad, strided, programs):
+@pytest.mark.parametrize("dgrad,strided,images", [(False, False, 1), (True, False, 1),
+                                                   (False, True, 1), (False, False, 4),
+                                                   (False, True, 4)],
+                         ids=["forward", "dgrad", "strided", "images", "strided_images"])
+def test_compiles_to_tma_boxes_and_smem_wgmma_for_sm90(dgrad, strided, images, programs):
     """Compiled for sm_90 (no GPU needed): 5D input boxes and 2D filter boxes by TMA, the
     output by a TMA store, and every wgmma reads both operands from shared memory (the
     pixel box's reshape folds into a shared-memory view only as the B operand; also for
-    the strided phase box [1, TILE_H, 1, TILE_W, BLOCK_K])."""
-    boxes = dict(_BOXES, w_desc=(64, 128) if dgrad else (128, 64))
-    if strided:
-        boxes["x_desc"] = (1, 8, 1, 16, 64)
+    the strided phase box [1, TILE_H, 1, TILE_W, BLOCK_K] and boxes of 4 images)."""
+    rows = 8 // images
+    boxes = dict(_BOXES, w_desc=(64, 128) if dgrad else (128, 64),
+                 x_desc=(images, rows, 1, 16, 64) if strided else (images, 1, rows, 16, 64),
+                 y_desc=(images, 1, rows, 16, 128), r_desc=(images, 1, rows, 16, 128))
     got = compile_for_sm90("convdispatch.kernels.implicit_gemm_tma", "igemm_tma_kernel",
-                           dict(_TILE, DGRAD=dgrad, STRIDED=strided, PROGRAMS=programs), boxes)
+                           dict(_TILE, DGRAD=dgrad, STRIDED=strided, PROGRAMS=programs,
+                                IMAGES=images), boxes)
     assert got == {"tma": ["2d.shared", "5d.global", "5d.shared"], "wgmma": True,
                    "smem_operands": True}
 
