@@ -20,7 +20,7 @@ from ..kernels.device import DeviceSpec
 from ..kernels.families import FAMILIES
 from ..kernels.geometry import DTYPES, ConvGeometry
 from ..kernels.grad_common import forward_gemm_view
-from ..kernels.implicit_gemm_tma import box_images
+from ..kernels.implicit_gemm_tma import ImplicitGemmTmaFamily, box_images
 from ..kernels.wgrad_gemm import split_steps
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
@@ -40,7 +40,7 @@ GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise"
                  "wgrad_depthwise_rows", "wgrad_grouped_taps")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
 # Forward families whose pixel tiles are TMA boxes of one or more images.
-_BOX_FAMILIES = ("implicit_gemm_tma", "implicit_gemm_tma_persistent")
+_BOX_FAMILIES = frozenset(f.name for f in FAMILIES if isinstance(f, ImplicitGemmTmaFamily))
 # The direction each family computes (a model is trained per direction), as registered.
 FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
 

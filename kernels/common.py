@@ -187,16 +187,23 @@ def persistent_cap(smem_bytes: int, call, cfg) -> int:
     return persistent_programs(smem_bytes, call.x.device, res)
 
 
-def pixel_grid(geom, block_m: int, tile_w: int) -> tuple[int, int, int]:
+def pixel_grid(geom, block_m: int, tile_w: int, images: int = 1) -> tuple[int, int, int]:
     """(programs over the output pixels, tiles along OH, tiles along OW) for BLOCK_M
-    pixels a program: a (block_m // tile_w) x tile_w block of one image and output
-    depth (``pixel_block``), or a flat run of output rows when tile_w is 0 (then the
-    tile counts are 1)."""
+    pixels a program: a (block_m // tile_w // images) x tile_w block of ``images``
+    consecutive images at one output depth (``pixel_block``; the box families' boxes of
+    several images), or a flat run of output rows when tile_w is 0 (then the tile counts
+    are 1)."""
     if not tile_w:
         return cdiv(geom.gemm_m, block_m), 1, 1
     od, oh, ow = geom.out_spatial
-    tiles_h, tiles_w = cdiv(oh, block_m // tile_w), cdiv(ow, tile_w)
-    return geom.n * od * tiles_h * tiles_w, tiles_h, tiles_w
+    tiles_h, tiles_w = cdiv(oh, block_m // tile_w // images), cdiv(ow, tile_w)
+    return cdiv(geom.n, images) * od * tiles_h * tiles_w, tiles_h, tiles_w
+
+
+def persistent_grid(tiles: int, programs_cap: int) -> tuple[int]:
+    """Launch grid of a kernel that runs one tile a program (``programs_cap`` 0) or a
+    persistent grid of at most ``programs_cap`` programs."""
+    return (min(tiles, programs_cap) if programs_cap else tiles,)
 
 
 def strides5(t) -> tuple[int, int, int, int, int]:
@@ -358,8 +365,7 @@ def tap_columns(iw0, dlw, W, sxw, ch_off, ch_ok, KS: tl.constexpr):
 def row_items(geom, rows: int, tile_w: int) -> int:
     """Items of ``rows`` output rows x ``tile_w`` output columns of one image (the wgrad
     ``*_rows`` / ``*_taps`` families' reduction steps)."""
-    od, oh, ow = geom.out_spatial
-    return geom.n * od * cdiv(oh, rows) * cdiv(ow, tile_w)
+    return pixel_grid(geom, rows * tile_w, tile_w)[0]
 
 
 def row_loads(geom, rows: int) -> int:

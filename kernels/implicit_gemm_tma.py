@@ -50,6 +50,8 @@ from .common import (
     dot_precision,
     next_step,
     persistent_cap,
+    persistent_grid,
+    pixel_grid,
     tile_ids,
     upcast_dot,
 )
@@ -259,11 +261,9 @@ def box_grid(geom, block_m: int, tile_w: int,
              one_image: bool = False) -> tuple[int, int, int, int, int]:
     """(pixel tiles, tiles along OH, tiles along OW, TILE_H, images a box) of the box
     families' launch (``box_images``; one image a box with ``one_image``)."""
-    od, oh, ow = geom.out_spatial
     rows, images = ((block_m // tile_w, 1) if one_image
-                    else box_images(geom.n, oh, block_m, tile_w))
-    tiles_h, tiles_w = cdiv(oh, rows), cdiv(ow, tile_w)
-    return cdiv(geom.n, images) * od * tiles_h * tiles_w, tiles_h, tiles_w, rows, images
+                    else box_images(geom.n, geom.out_spatial[1], block_m, tile_w))
+    return (*pixel_grid(geom, block_m, tile_w, images), rows, images)
 
 
 def launch_igemm_tma(call: ConvCall, cfg: Config, programs_cap: int = 0) -> None:
@@ -292,7 +292,7 @@ def launch_igemm_tma(call: ConvCall, cfg: Config, programs_cap: int = 0) -> None
     y_desc = descriptor(call.out, views[2], y_box)
     r_desc = descriptor(call.residual, views[3], y_box) if call.residual is not None else y_desc
     tiles = programs * cdiv(g.k, bn)
-    launch_kernel(igemm_tma_kernel, (min(tiles, programs_cap) if programs_cap else tiles,),
+    launch_kernel(igemm_tma_kernel, persistent_grid(tiles, programs_cap),
         descriptor(call.x, views[0], x_box), descriptor(call.w, views[1], w_box), y_desc,
         r_desc, call.bias if call.bias is not None else call.out,
         programs, g.out_spatial[0], g.k, g.c, g.t, g.r, g.s, *g.pad, *g.dilation,
@@ -343,8 +343,8 @@ TMA_CONV_TILES = (
 
 class ImplicitGemmTmaFamily(KernelFamily):
     name = "implicit_gemm_tma"
-    summary = ("stride-1 channels_last implicit GEMM: one TMA box of the input per "
-               "(tap, channel block), zero fill as padding")
+    summary = ("channels_last implicit GEMM: one TMA box of the input per (tap, channel "
+               "block), zero fill as padding; phase boxes at a 2D stride")
     configs = tuple(Config(BLOCK_M=bm, TILE_W=tw, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
                            num_warps=wp, num_stages=st)
                     for bm, tw, bn, bk, wp, st in TMA_CONV_TILES)

@@ -23,7 +23,15 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 from .base import Config, ConvCall, KernelFamily
-from .common import activate, cdiv, dot_precision, persistent_cap, tile_ids, upcast_dot
+from .common import (
+    activate,
+    cdiv,
+    dot_precision,
+    persistent_cap,
+    persistent_grid,
+    tile_ids,
+    upcast_dot,
+)
 from .implicit_gemm import gemm_smem, make_configs, tiles_fit
 from .launcher import launch_kernel
 from .pointwise import launch_pointwise
@@ -153,7 +161,7 @@ def launch_pointwise_tma(call: ConvCall, cfg: Config, programs_cap: int = 0) -> 
     c_desc = TensorDescriptor.from_tensor(y2, [bm, bn])
     r_desc = TensorDescriptor.from_tensor(r2, [bm, bn]) if r2 is not None else c_desc
     tiles = cdiv(g.gemm_m, bm) * cdiv(g.k, bn)
-    launch_kernel(pointwise_tma_kernel, (min(tiles, programs_cap) if programs_cap else tiles,),
+    launch_kernel(pointwise_tma_kernel, persistent_grid(tiles, programs_cap),
         a_desc, b_desc, c_desc, r_desc, call.bias if call.bias is not None else call.out,
         g.gemm_m, g.c, g.k,
         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg.get("GROUP_M", 8),
