@@ -148,8 +148,8 @@ def tma_pays(geom: ConvGeometry, device: DeviceSpec) -> bool:
 # runs, its best config against the best of the others: 1.18x (90% wins, min 0.94) on
 # the 72 2D problems with enough tiles and rows of 14 or more, 0.87x on the rest
 # (validation/results/implicit_gemm_tma_h100/). Its persistent twin goes first: on the
-# 101 problems the rule takes, its best config is 1.035x the one-tile kernel's best (faster
-# on half); strided layers stay off the rule: there the two box families' best is 0.92x
+# 101 problems the rule takes, its best config is 1.033x the one-tile kernel's best (faster
+# on half); strided layers stay off the rule: there the two box families' best is 0.93x
 # the other families' (validation/results/persistent_tma_h100/).
 BOX_CONV_MIN_W = 14
 
