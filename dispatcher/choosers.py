@@ -41,11 +41,12 @@ GROUPED_TAPS_CHANNELS = (4, 8)
 
 def grad_families(geom: ConvGeometry, direction: str,
                   device: DeviceSpec | None = None) -> tuple[list[str], str]:
-    """Family order of a gradient direction. dgrad with a forward equivalent (stride 1, or
-    a 1x1 filter without padding): the forward rule's order on that forward conv, run by
-    the ``dgrad_<forward family>`` twins; then, and otherwise, FMA for thin groups, else
-    the GEMM."""
-    from ..kernels.dgrad_forward import forward_problem
+    """Family order of a gradient direction. dgrad with a forward equivalent (stride 1, a
+    1x1 filter without padding, or a large strided grouped layer by stride phases,
+    ``phases_pay``): the forward rule's order on that forward conv (the phase with the
+    most taps), run by the ``dgrad_<forward family>`` twins; then, and
+    otherwise, FMA for thin groups, else the GEMM."""
+    from ..kernels.dgrad_forward import forward_problem, phase_problems
     from ..kernels.grad_packed import MAX_PACKED_CHANNELS
     from ..kernels.stem import MAX_C as STEM_MAX_C
 
@@ -86,13 +87,37 @@ def grad_families(geom: ConvGeometry, direction: str,
                 f"stride 1 channels_last on Hopper, rows of {ROW_BOX_MIN_W}+ pixels: dY^T X "
                 "from one-row TMA boxes")
     tg = forward_problem(geom) if direction == "dgrad" and device is not None else None
+    how = "the forward conv of dY"
+    if tg is None and direction == "dgrad" and device is not None and phases_pay(geom):
+        tg = max((p.geom for p in phase_problems(geom) if p.geom is not None),
+                 key=lambda g: g.t * g.r * g.s)
+        how = "forward convs of dY, one a stride phase"
     if tg is not None and native[0] != "dgrad_stem":
         order, fwd_why = preferred_families(tg, device)
         twins = [f"dgrad_{f}" for f in order if registry.known(f"dgrad_{f}")
                  and registry.family(f"dgrad_{f}").rejects(geom) is None]
         if twins:
-            return twins + native, f"dgrad as the forward conv of dY ({fwd_why})"
+            return twins + native, f"dgrad as {how} ({fwd_why})"
     return native, why
+
+
+# Output pixels from which a grouped or depthwise strided dgrad goes to the stride phases
+# first (four stride-1 launches cost more than they save on small layers): on the
+# gradient sweep's strided problems (call 73, validation/results/dgrad_phases_h100/), the
+# phases' best config against the strided kernels' best: grouped 2.45x on the 7 problems
+# of 4096+ pixels (all faster), 0.61x on the 6 below; depthwise 1.35x (9 of 10 faster),
+# 0.58x below. Dense layers were mixed (1.07x, faster on 57%) and stay with dgrad_gemm.
+PHASE_DGRAD_MIN_PIXELS = 4096
+
+
+def phases_pay(geom: ConvGeometry) -> bool:
+    """Whether a strided grouped or depthwise dgrad goes to the stride phases first: dX
+    splits into phases (``dgrad_forward.phase_problems``) and dY has at least
+    PHASE_DGRAD_MIN_PIXELS pixels."""
+    from ..kernels.dgrad_forward import phase_problems
+
+    return (geom.g > 1 and phase_problems(geom) is not None
+            and geom.n * math.prod(geom.out_spatial) >= PHASE_DGRAD_MIN_PIXELS)
 
 
 def span_pays(geom: ConvGeometry) -> bool:

@@ -4,9 +4,15 @@ At stride 1, dX is a forward convolution of dY: input and output channels swappe
 within each group, the filter's taps reversed (``transposed_geometry``). A 1x1
 filter without padding needs no reversal at any stride: dX's pixels on the stride
 lattice are dY times the transposed filter and every other pixel is zero
-(``lattice_geometry``). Each family here runs one forward family's kernel and
-config space on that forward problem, so the forward kernels' work (the tap loop,
-TMA tiles, packed groups, spans) serves the backward pass too.
+(``lattice_geometry``). At any other stride dX splits into stride phases
+(``phase_problems``): the pixels h = stride * i + phase of each axis are reached only
+by the taps r with (phase + pad - r * dilation) divisible by the stride, at dY rows
+i + (phase + pad - r * dilation) / stride, so each phase of dX is a stride-1 forward
+convolution of dY with those taps (a 3x3 filter at stride 2: phases of 1, 2, 2 and 4
+taps), written through a strided view of dX; a phase no tap reaches is zero. Each
+family here runs one forward family's kernel and config space on those forward
+problems, so the forward kernels' work (the tap loop, TMA tiles, packed groups, spans)
+serves the backward pass too, without the masked taps a strided dgrad walks through.
 
 How the filter reaches the forward kernel:
 - ungrouped: in place. The GEMM launchers read the filter through strides, so the
@@ -20,6 +26,10 @@ How the filter reaches the forward kernel:
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import torch
@@ -77,11 +87,71 @@ def forward_problem(geom: ConvGeometry) -> ConvGeometry | None:
     return transposed_geometry(geom) or lattice_geometry(geom)
 
 
+@dataclass(frozen=True)
+class Phase:
+    """One stride phase of dX: its first pixel on each axis (the view
+    dX[:, :, pd::std, ph::sth, pw::stw]), the filter taps that reach it (first tap and
+    step on each axis, in increasing order; the forward kernel reads them reversed) and
+    the stride-1 forward convolution of dY that computes it (None: no tap reaches it,
+    the phase is zero)."""
+
+    offset: tuple[int, int, int]
+    first_tap: tuple[int, int, int]
+    tap_step: tuple[int, int, int]
+    geom: ConvGeometry | None
+
+
+def _axis_phase(size: int, out: int, taps: int, dil: int, stride: int, pad: int,
+                phase: int) -> tuple[int, int, int, int, int, int] | None:
+    """(first tap, tap step, taps, pad_lo, pad_hi, dilation) of one axis' phase as a
+    stride-1 forward conv of dY's ``out`` rows; (0, 1, 0, 0, 0, 1) when no tap reaches it;
+    None when the padding it needs would be negative."""
+    reach = [r for r in range(taps) if (phase + pad - r * dil) % stride == 0]
+    if not reach or phase >= size:
+        return 0, 1, 0, 0, 0, 1
+    step = stride // math.gcd(stride, dil)
+    n_taps = len(reach)
+    sub_dil = dil * step // stride
+    lo = -((phase + pad - reach[-1] * dil) // stride)  # the last tap reads dY row i - lo
+    rows = -(-(size - phase) // stride)
+    hi = rows - out - lo + sub_dil * (n_taps - 1)
+    if lo < 0 or hi < 0:
+        return None
+    return reach[0], step, n_taps, lo, hi, sub_dil
+
+
+@lru_cache(maxsize=4096)
+def phase_problems(geom: ConvGeometry) -> tuple[Phase, ...] | None:
+    """The stride phases of a strided conv's dX as stride-1 forward convolutions of dY
+    (``Phase``), or None at stride 1, for a 1x1 filter without padding (the lattice), or
+    where a phase would need negative padding."""
+    if geom.stride == (1, 1, 1) or lattice_geometry(geom) is not None:
+        return None
+    axes = list(zip((geom.d, geom.h, geom.w), geom.out_spatial, (geom.t, geom.r, geom.s),
+                    geom.dilation, geom.stride, geom.pad))
+    phases = []
+    for offset in itertools.product(*(range(st) for st in geom.stride)):
+        per_axis = [_axis_phase(*axis, ph) for axis, ph in zip(axes, offset)]
+        if None in per_axis:
+            return None
+        first, step, taps, lo, hi, dil = zip(*per_axis)
+        sub = None
+        if min(taps) > 0:
+            sub = ConvGeometry(n=geom.n, c=geom.k, k=geom.c, g=geom.g, d=geom.out_spatial[0],
+                               h=geom.out_spatial[1], w=geom.out_spatial[2], t=taps[0],
+                               r=taps[1], s=taps[2], pad=lo, pad_hi=hi, dilation=dil,
+                               dims=geom.dims, dtype=geom.dtype, layout=geom.layout)
+        phases.append(Phase(offset, first, step, sub))
+    return tuple(phases)
+
+
 @triton.jit
-def regroup_kernel(w_ptr, out_ptr, TOTAL, CG, KG, T, R, S,
+def regroup_kernel(w_ptr, out_ptr, TOTAL, CG, KG, T, R, S, T0, R0, S0, DT, DR, DS,
                    swk, swc, swt, swr, sws, sok, soc, sot, sor, sos, BLOCK: tl.constexpr):
-    """out[g*CG + c, k, t, r, s] = w[g*KG + k, c, T-1-t, R-1-r, S-1-s]: the filter of the
-    transposed convolution (channels swapped within each group, taps reversed)."""
+    """out[g*CG + c, k, t, r, s] = w[g*KG + k, c, T0 + DT*(T-1-t), R0 + DR*(R-1-r),
+    S0 + DS*(S-1-s)]: the filter of the transposed convolution (channels swapped within
+    each group, taps reversed) over the T x R x S taps of one stride phase (all taps:
+    first 0, step 1)."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < TOTAL
     s = offs % S
@@ -90,18 +160,20 @@ def regroup_kernel(w_ptr, out_ptr, TOTAL, CG, KG, T, R, S,
     k = (offs // (S * R * T)) % KG
     co = offs // (S * R * T * KG)
     grp = co // CG
-    src = ((grp * KG + k) * swk + (co % CG) * swc + (T - 1 - t) * swt + (R - 1 - r) * swr
-           + (S - 1 - s) * sws)
+    src = ((grp * KG + k) * swk + (co % CG) * swc + (T0 + DT * (T - 1 - t)) * swt
+           + (R0 + DR * (R - 1 - r)) * swr + (S0 + DS * (S - 1 - s)) * sws)
     dst = co * sok + k * soc + t * sot + r * sor + s * sos
     tl.store(out_ptr + dst, tl.load(w_ptr + src, mask=mask), mask=mask)
 
 
 @triton.jit(do_not_specialize=["TOTAL", "D", "H", "W"])
-def zero_off_lattice_kernel(dx_ptr, TOTAL, C, D, H, W, sn, sc, sd, sh, sw,
-                            STD: tl.constexpr, STH: tl.constexpr, STW: tl.constexpr,
-                            BLOCK: tl.constexpr, INT64: tl.constexpr):
-    """Zero every element of dX whose pixel is off the stride lattice (no output pixel's
-    1x1 window reads it, so its gradient is zero); lattice pixels are left alone."""
+def zero_phases_kernel(dx_ptr, TOTAL, C, D, H, W, sn, sc, sd, sh, sw,
+                       STD: tl.constexpr, STH: tl.constexpr, STW: tl.constexpr,
+                       ZD: tl.constexpr, ZH: tl.constexpr, ZW: tl.constexpr,
+                       BLOCK: tl.constexpr, INT64: tl.constexpr):
+    """Zero every element of dX in a stride phase no filter tap reaches (its gradient is
+    zero): bit p of ZD / ZH / ZW marks phase p of that axis as unreached (a 1x1 filter's
+    lattice: every phase but 0). Other pixels are left alone."""
     if INT64:
         offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     else:
@@ -112,7 +184,7 @@ def zero_off_lattice_kernel(dx_ptr, TOTAL, C, D, H, W, sn, sc, sd, sh, sw,
     h = (pix // W) % H
     d = (pix // (W * H)) % D
     n = pix // (W * H * D)
-    off = (h % STH != 0) | (w % STW != 0) | (d % STD != 0)
+    off = (((ZH >> (h % STH)) & 1) | ((ZW >> (w % STW)) & 1) | ((ZD >> (d % STD)) & 1)) != 0
     ptr = dx_ptr + n * sn + c * sc + d * sd + h * sh + w * sw
     tl.store(ptr, tl.zeros([BLOCK], dtype=dx_ptr.dtype.element_ty), mask=(offs < TOTAL) & off)
 
@@ -125,25 +197,42 @@ def filter_strides(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
     return (c * t * r * s, t * r * s, r * s, s, 1)
 
 
-def regrouped_filter(call: GradCall, tg: ConvGeometry) -> torch.Tensor:
+def regrouped_filter(call: GradCall, tg: ConvGeometry, first: tuple[int, ...] = (0, 0, 0),
+                     step: tuple[int, ...] = (1, 1, 1)) -> torch.Tensor:
     """The transposed convolution's filter [C, K/g, T, R, S] in launch scratch (in ``tg``'s
-    layout, so the forward kernel reads it as it reads a user's filter)."""
+    layout, so the forward kernel reads it as it reads a user's filter), over ``tg``'s taps
+    starting at ``first`` by ``step`` (a stride phase's; default: all taps)."""
     g, w = call.geom, call.w
-    shape = (g.c, g.kg, g.t, g.r, g.s)
+    shape = (g.c, g.kg, tg.t, tg.r, tg.s)
     out = workspace(shape, w.device, w.dtype, strides=filter_strides(shape, tg.layout))
     total = out.numel()
     launch_kernel(regroup_kernel, (cdiv(total, 1024),), w, out, total, g.cg, g.kg,
-                  g.t, g.r, g.s, *strides5(w), *strides5(out), BLOCK=1024)
+                  tg.t, tg.r, tg.s, *first, *step, *strides5(w), *strides5(out), BLOCK=1024)
     return out
 
 
-def zero_off_lattice(call: GradCall) -> None:
+def zero_phases(call: GradCall, unreached: tuple[int, int, int]) -> None:
+    """Zero dX's pixels in the stride phases marked in ``unreached`` (a bit mask an axis)."""
     g = call.geom
     dx = call.out
     total = dx.numel()
-    launch_kernel(zero_off_lattice_kernel, (cdiv(total, 1024),), dx, total, g.c, g.d, g.h,
+    launch_kernel(zero_phases_kernel, (cdiv(total, 1024),), dx, total, g.c, g.d, g.h,
                   g.w, *strides5(dx), STD=g.stride[0], STH=g.stride[1], STW=g.stride[2],
+                  ZD=unreached[0], ZH=unreached[1], ZW=unreached[2],
                   BLOCK=1024, INT64=needs_int64(call), num_warps=4)
+
+
+def unreached_phases(phases: tuple[Phase, ...]) -> tuple[int, int, int]:
+    """Bit masks of the phases no tap reaches, an axis (a phase is zero when one of its
+    axes is unreached)."""
+    masks = [0, 0, 0]
+    for p in phases:
+        if p.geom is None:
+            for axis, off in enumerate(p.offset):
+                reached = any(q.geom is not None and q.offset[axis] == off for q in phases)
+                if not reached:
+                    masks[axis] |= 1 << off
+    return tuple(masks)  # type: ignore[return-value]
 
 
 class ForwardDgradFamily(GradFamily):
@@ -174,26 +263,45 @@ class ForwardDgradFamily(GradFamily):
             return f"{self.forward.name} reads the filter in place: ungrouped layers only"
         if not self.in_place and geom.g == 1:
             return "not a grouped convolution"
+        problems = self.problems(geom)
+        if not problems:
+            return ("no forward equivalent: padding past the filter's reach (or, at a "
+                    "stride, a stride phase that would need it)")
+        if not self.lattice and geom.stride != (1, 1, 1):
+            return f"{self.forward.name} cannot write dX's stride phases (strided views)"
+        for tg in problems:
+            if reason := self.forward.rejects(tg):
+                return reason
+        return None
+
+    @staticmethod
+    def problems(geom) -> list[ConvGeometry]:
+        """The forward problems a launch runs: one (stride 1, or a 1x1 filter's lattice),
+        or one a stride phase that a tap reaches."""
         tg = forward_problem(geom)
-        if tg is None:
-            return ("no forward equivalent: stride > 1 (other than a 1x1 filter without "
-                    "padding) or padding past the filter's reach")
-        if not self.lattice and tg.stride != geom.stride:
-            return f"{self.forward.name} cannot write dX's stride lattice (a strided view)"
-        return self.forward.rejects(tg)
+        if tg is not None:
+            return [tg]
+        return [p.geom for p in phase_problems(geom) or () if p.geom is not None]
 
     def hard_ok(self, geom, cfg, device) -> str | None:
-        return self.forward.hard_ok(forward_problem(geom), cfg, device)
+        for tg in self.problems(geom):
+            if reason := self.forward.hard_ok(tg, cfg, device):
+                return reason
+        return None
 
     def config_ok(self, geom, cfg, device) -> str | None:
-        return self.forward.config_ok(forward_problem(geom), cfg, device)
+        for tg in self.problems(geom):
+            if reason := self.forward.config_ok(tg, cfg, device):
+                return reason
+        return None
 
     def smem_bytes(self, geom, cfg: Config) -> int:
-        return self.forward.smem_bytes(forward_problem(geom), cfg)
+        return max(self.forward.smem_bytes(tg, cfg) for tg in self.problems(geom))
 
     def grid(self, geom, cfg: Config) -> GradGrid:
-        """The forward kernel's launch grid on the forward problem."""
-        tg = forward_problem(geom)
+        """The forward kernel's launch grid on the forward problem (at a stride, on the
+        first phase's: one launch a phase)."""
+        tg = self.problems(geom)[0]
         bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
         taps = tg.t * tg.r * tg.s
         if self.kind == "gemm":
@@ -221,24 +329,45 @@ class ForwardDgradFamily(GradFamily):
 
     def launch(self, call: GradCall, cfg: Config) -> None:
         g = call.geom
+        fmt = torch.channels_last_3d if g.layout == "channels_last" else torch.contiguous_format
+        if not call.dy.is_contiguous(memory_format=fmt):  # forward tiles assume the layout
+            call = dataclasses.replace(call, dy=call.dy.contiguous(memory_format=fmt))
         tg = forward_problem(g)
-        dy = call.dy
-        fmt = torch.channels_last_3d if tg.layout == "channels_last" else torch.contiguous_format
-        if not dy.is_contiguous(memory_format=fmt):  # forward tiles assume tg's layout
-            dy = dy.contiguous(memory_format=fmt)
+        if tg is None:  # one launch a reached stride phase, into dX's view of it
+            phases = phase_problems(g)
+            st = g.stride
+            for p in phases:
+                if p.geom is not None:
+                    out = call.out[:, :, p.offset[0]::st[0], p.offset[1]::st[1],
+                                   p.offset[2]::st[2]]
+                    self._launch_forward(call, cfg, p.geom, out, p.first_tap, p.tap_step)
+            unreached = unreached_phases(phases)
+            if any(unreached):
+                zero_phases(call, unreached)
+            return
         out = call.out
         if tg.stride != g.stride:  # 1x1 lattice: the forward output is every stride-th pixel
             out = out[:, :, ::g.stride[0], ::g.stride[1], ::g.stride[2]]
+        self._launch_forward(call, cfg, tg, out)
+        if out is not call.out:
+            zero_phases(call, tuple((1 << st) - 2 for st in g.stride))
+
+    def _launch_forward(self, call: GradCall, cfg: Config, tg: ConvGeometry,
+                        out: torch.Tensor, first: tuple[int, ...] = (0, 0, 0),
+                        step: tuple[int, ...] = (1, 1, 1)) -> None:
+        dy = call.dy
         if self.in_place:
-            conv = ConvCall(x=dy, w=call.w, out=out, bias=None, residual=None, geom=tg,
+            w = call.w
+            if (tg.t, tg.r, tg.s) != (call.geom.t, call.geom.r, call.geom.s):
+                w = w[:, :, first[0]::step[0], first[1]::step[1], first[2]::step[2]]
+                w = w[:, :, :tg.t, :tg.r, :tg.s]  # a phase's taps
+            conv = ConvCall(x=dy, w=w, out=out, bias=None, residual=None, geom=tg,
                             allow_tf32=call.allow_tf32, transposed_w=True,
                             flip_taps=tg.t * tg.r * tg.s > 1)
         else:
-            conv = ConvCall(x=dy, w=regrouped_filter(call, tg), out=out, bias=None,
-                            residual=None, geom=tg, allow_tf32=call.allow_tf32)
+            conv = ConvCall(x=dy, w=regrouped_filter(call, tg, first, step), out=out,
+                            bias=None, residual=None, geom=tg, allow_tf32=call.allow_tf32)
         self.forward.launch(conv, cfg)
-        if out is not call.out:
-            zero_off_lattice(call)
 
 
 FORWARD_DGRAD_FAMILIES = (

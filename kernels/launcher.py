@@ -30,7 +30,10 @@ class Step:
     grid: tuple
     args: list
     kwargs: dict
-    slots: list[tuple[int, str]] = field(default_factory=list)  # (arg position, tensor name)
+    # (arg position, tensor name, view): view = (sizes, strides, storage offset from the
+    # named tensor's) for an argument that is a view into a named tensor (a stride phase
+    # of dX), else None.
+    slots: list[tuple[int, str, tuple | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -93,9 +96,12 @@ class Plan:
 
     def __init__(self, rec: Recorder, named: dict[str, torch.Tensor | None]) -> None:
         by_ptr: dict[int, str] = {}
+        by_storage: dict[int, tuple[str, torch.Tensor]] = {}
         for name, t in named.items():
             if t is not None:
                 by_ptr[id(t)] = name
+                if name in ("out", "w"):  # dX's stride phases, a phase's filter taps
+                    by_storage.setdefault(t.untyped_storage().data_ptr(), (name, t))
         by_ptr.update(rec._scratch_ids)
         self.scratch = rec.scratch
         self.steps = rec.steps
@@ -106,11 +112,15 @@ class Plan:
                     # read and write the first call's tensors.
                     raise RuntimeError("a recorded launch took a tensor descriptor")
                 if isinstance(a, torch.Tensor):
-                    name = by_ptr.get(id(a))
+                    name, view = by_ptr.get(id(a)), None
+                    if name is None and a.untyped_storage().data_ptr() in by_storage:
+                        name, base = by_storage[a.untyped_storage().data_ptr()]
+                        view = (tuple(a.shape), a.stride(),
+                                a.storage_offset() - base.storage_offset())
                     if name is None:
                         raise RuntimeError("a recorded launch took a tensor the plan cannot "
                                            "rebind")
-                    step.slots.append((i, name))
+                    step.slots.append((i, name, view))
                     step.args[i] = None  # hold no reference to the first call's tensors
 
     def run(self, tensors: dict[str, torch.Tensor | None], device) -> None:
@@ -118,6 +128,9 @@ class Plan:
             tensors[s.name] = _empty(s.shape, s.strides, device, s.dtype)
         for step in self.steps:
             args = list(step.args)
-            for i, name in step.slots:
+            for i, name, view in step.slots:
                 args[i] = tensors[name]
+                if view is not None:  # the same view of this call's tensor
+                    args[i] = args[i].as_strided(view[0], view[1],
+                                                 args[i].storage_offset() + view[2])
             _launch(step.kernel, step.grid, args, step.kwargs)

@@ -29,6 +29,8 @@ CASES = {
     "batch1_deep": ConvGeometry(n=1, c=512, k=512, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
     "grouped_cg4": ConvGeometry(n=8, c=256, k=256, g=64, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
     "grouped_cg32": ConvGeometry(n=8, c=256, k=256, g=8, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
+    "grouped_cg8_s2": ConvGeometry(n=8, c=256, k=256, g=32, h=56, w=56, r=3, s=3,
+                                   stride=(1, 2, 2), pad=(0, 1, 1)),  # stride phases
     "depthwise_s2": ConvGeometry(n=8, c=192, k=192, g=192, h=56, w=56, r=3, s=3,
                                  stride=(1, 2, 2), pad=(0, 1, 1)),
     "depthwise7x7": ConvGeometry(n=8, c=256, k=256, g=256, h=28, w=28, r=7, s=7, pad=(0, 3, 3)),

@@ -63,6 +63,21 @@ CASES = [
     ("dgrad_implicit_gemm", G(n=1, c=16, k=16, d=4, h=5, w=5, t=3, r=3, s=3, pad=(1, 1, 1),
                               dims=3)),
     ("dgrad_implicit_gemm", G(n=1, c=32, k=16, h=9, w=7, r=1, s=1, stride=(1, 2, 2))),
+    # stride phases: a stride-1 forward conv of dY a phase, into a strided view of dX
+    ("dgrad_implicit_gemm", G(n=2, c=16, k=24, h=8, w=7, r=3, s=3, stride=(1, 2, 2),
+                              pad=(0, 1, 1), layout="channels_last")),
+    ("dgrad_implicit_gemm", G(n=1, c=16, k=16, h=11, w=10, r=5, s=3, stride=(1, 3, 2),
+                              dilation=(1, 2, 3), pad=(0, 2, 1), layout="contiguous")),
+    ("dgrad_implicit_gemm", G(n=1, c=16, k=16, h=9, w=9, r=2, s=2,
+                              stride=(1, 3, 3))),  # unreached phases: zero
+    ("dgrad_implicit_gemm", G(n=1, c=16, k=16, h=10, w=10, r=3, s=3, stride=(1, 2, 2),
+                              pad_hi=(0, 1, 1))),  # SD-VAE's downsampling pad
+    ("dgrad_implicit_gemm", G(n=1, c=16, k=16, d=5, h=5, w=5, t=3, r=3, s=3,
+                              stride=(2, 2, 2), pad=(1, 1, 1), dims=3)),
+    ("dgrad_grouped_packed", G(n=1, c=32, k=32, g=4, h=8, w=8, r=3, s=3, stride=(1, 2, 2),
+                               pad=(0, 1, 1), layout="channels_last")),
+    ("dgrad_depthwise", G(n=1, c=8, k=8, g=8, h=9, w=9, r=3, s=3, stride=(1, 2, 2),
+                          pad=(0, 1, 1))),
     ("dgrad_splitk", G(n=1, c=64, k=64, h=4, w=4, r=3, s=3, pad=(0, 1, 1))),
     ("dgrad_pointwise", G(n=2, c=32, k=48, h=5, w=6, r=1, s=1, layout="channels_last")),
     ("dgrad_pointwise", G(n=2, c=32, k=48, h=9, w=7, r=1, s=1, stride=(1, 2, 2))),
@@ -418,17 +433,46 @@ def test_bad_direction_and_mismatched_candidate():
 def test_forward_twins_need_a_forward_equivalent():
     fam = registry.family("dgrad_depthwise")
     strided = G(n=1, c=8, k=8, g=8, h=6, w=6, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))
-    assert "stride" in fam.rejects(strided)
+    assert fam.rejects(strided) is None  # by stride phases
     assert "depthwise" in fam.rejects(G(n=1, c=8, k=16, g=8, h=6, w=6, r=3, s=3))
     assert fam.rejects(G(n=1, c=8, k=8, g=8, h=6, w=6, r=3, s=3, dtype="float64"))
     dense = registry.family("dgrad_implicit_gemm")
-    assert "stride" in dense.rejects(G(n=1, c=16, k=16, h=6, w=6, r=3, s=3, stride=(1, 2, 2)))
+    assert dense.rejects(G(n=1, c=16, k=16, h=6, w=6, r=3, s=3, stride=(1, 2, 2))) is None
     assert dense.rejects(G(n=1, c=16, k=16, h=6, w=6, r=1, s=1, stride=(1, 2, 2))) is None
-    # padding past the filter's reach has no forward equivalent (negative padding)
+    # padding past the filter's reach has no forward equivalent (negative padding), at
+    # stride 1 or in a stride phase
     assert "padding" in dense.rejects(G(n=1, c=16, k=16, h=6, w=6, r=3, s=3, pad=(0, 3, 3)))
+    assert "padding" in dense.rejects(G(n=1, c=16, k=16, h=8, w=8, r=3, s=3,
+                                        stride=(1, 2, 2), pad=(0, 3, 3)))
+    tma = registry.family("dgrad_implicit_gemm_tma")
+    assert "stride phases" in tma.rejects(G(n=1, c=32, k=32, h=8, w=8, r=3, s=3,
+                                             stride=(1, 2, 2), pad=(0, 1, 1),
+                                             dtype="float16", layout="channels_last"))
     assert "ungrouped" in dense.rejects(G(n=1, c=16, k=16, g=2, h=6, w=6, r=3, s=3))
     plain = G(n=1, c=16, k=16, h=6, w=6, r=3, s=3)
     assert "not a grouped" in registry.family("dgrad_grouped_packed").rejects(plain)
+
+
+def test_stride_phases():
+    """A 3x3 filter at stride 2, padding 1: dX's phases are reached by 1x1, 1x2, 2x1 and
+    2x2 taps, as stride-1 convolutions of dY with padding on the high side only; a 2x2
+    filter at stride 3 reaches two of three phases an axis (the rest is zeroed)."""
+    from convdispatch.kernels.dgrad_forward import phase_problems, unreached_phases
+
+    phases = phase_problems(G(n=1, c=16, k=8, h=28, w=28, r=3, s=3, stride=(1, 2, 2),
+                              pad=(0, 1, 1)))
+    assert [p.offset for p in phases] == [(0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1)]
+    assert [(p.geom.r, p.geom.s) for p in phases] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    assert [p.first_tap[1:] for p in phases] == [(1, 1), (1, 0), (0, 1), (0, 0)]
+    assert all(p.tap_step == (1, 2, 2) for p in phases)
+    assert phases[3].geom.pad == (0, 0, 0) and phases[3].geom.pads_hi == (0, 1, 1)
+    assert (phases[3].geom.c, phases[3].geom.k, phases[3].geom.out_spatial) == (8, 16,
+                                                                              (1, 14, 14))
+    sparse = phase_problems(G(n=1, c=16, k=16, h=9, w=9, r=2, s=2, stride=(1, 3, 3)))
+    assert sum(p.geom is not None for p in sparse) == 4
+    assert unreached_phases(sparse) == (0, 0b100, 0b100)
+    assert phase_problems(G(n=1, c=16, k=16, h=9, w=9, r=3, s=3)) is None  # stride 1
+    assert phase_problems(G(n=1, c=16, k=16, h=9, w=9, r=1, s=1, stride=(1, 2, 2))) is None
 
 
 def test_forward_twin_reads_dy_in_any_layout():
