@@ -123,9 +123,9 @@ def _axis_phase(size: int, out: int, taps: int, dil: int, stride: int, pad: int,
 @lru_cache(maxsize=4096)
 def phase_problems(geom: ConvGeometry) -> tuple[Phase, ...] | None:
     """The stride phases of a strided conv's dX as stride-1 forward convolutions of dY
-    (``Phase``), or None at stride 1, for a 1x1 filter without padding (the lattice), or
-    where a phase would need negative padding."""
-    if geom.stride == (1, 1, 1) or lattice_geometry(geom) is not None:
+    (``Phase``; a 1x1 filter without padding reaches only phase 0, its lattice), or None
+    at stride 1 or where a phase would need negative padding."""
+    if geom.stride == (1, 1, 1):
         return None
     axes = list(zip((geom.d, geom.h, geom.w), geom.out_spatial, (geom.t, geom.r, geom.s),
                     geom.dilation, geom.stride, geom.pad))
@@ -276,11 +276,11 @@ class ForwardDgradFamily(GradFamily):
 
     @staticmethod
     def problems(geom) -> list[ConvGeometry]:
-        """The forward problems a launch runs: one (stride 1, or a 1x1 filter's lattice),
-        or one a stride phase that a tap reaches."""
-        tg = forward_problem(geom)
-        if tg is not None:
-            return [tg]
+        """The forward problems a launch runs: one at stride 1, else one a stride phase
+        that a tap reaches."""
+        if geom.stride == (1, 1, 1):
+            tg = transposed_geometry(geom)
+            return [tg] if tg is not None else []
         return [p.geom for p in phase_problems(geom) or () if p.geom is not None]
 
     def hard_ok(self, geom, cfg, device) -> str | None:
@@ -332,25 +332,18 @@ class ForwardDgradFamily(GradFamily):
         fmt = torch.channels_last_3d if g.layout == "channels_last" else torch.contiguous_format
         if not call.dy.is_contiguous(memory_format=fmt):  # forward tiles assume the layout
             call = dataclasses.replace(call, dy=call.dy.contiguous(memory_format=fmt))
-        tg = forward_problem(g)
-        if tg is None:  # one launch a reached stride phase, into dX's view of it
-            phases = phase_problems(g)
-            st = g.stride
-            for p in phases:
-                if p.geom is not None:
-                    out = call.out[:, :, p.offset[0]::st[0], p.offset[1]::st[1],
-                                   p.offset[2]::st[2]]
-                    self._launch_forward(call, cfg, p.geom, out, p.first_tap, p.tap_step)
-            unreached = unreached_phases(phases)
-            if any(unreached):
-                zero_phases(call, unreached)
+        if g.stride == (1, 1, 1):
+            self._launch_forward(call, cfg, transposed_geometry(g), call.out)
             return
-        out = call.out
-        if tg.stride != g.stride:  # 1x1 lattice: the forward output is every stride-th pixel
-            out = out[:, :, ::g.stride[0], ::g.stride[1], ::g.stride[2]]
-        self._launch_forward(call, cfg, tg, out)
-        if out is not call.out:
-            zero_phases(call, tuple((1 << st) - 2 for st in g.stride))
+        phases = phase_problems(g)  # one launch a reached phase, into dX's view of it
+        st = g.stride
+        for p in phases:
+            if p.geom is not None:
+                out = call.out[:, :, p.offset[0]::st[0], p.offset[1]::st[1], p.offset[2]::st[2]]
+                self._launch_forward(call, cfg, p.geom, out, p.first_tap, p.tap_step)
+        unreached = unreached_phases(phases)
+        if any(unreached):
+            zero_phases(call, unreached)
 
     def _launch_forward(self, call: GradCall, cfg: Config, tg: ConvGeometry,
                         out: torch.Tensor, first: tuple[int, ...] = (0, 0, 0),

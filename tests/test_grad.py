@@ -472,7 +472,15 @@ def test_stride_phases():
     assert sum(p.geom is not None for p in sparse) == 4
     assert unreached_phases(sparse) == (0, 0b100, 0b100)
     assert phase_problems(G(n=1, c=16, k=16, h=9, w=9, r=3, s=3)) is None  # stride 1
-    assert phase_problems(G(n=1, c=16, k=16, h=9, w=9, r=1, s=1, stride=(1, 2, 2))) is None
+    # a 1x1 filter without padding reaches only phase 0, its stride lattice
+    from convdispatch.kernels.dgrad_forward import lattice_geometry
+
+    pw = G(n=1, c=16, k=32, h=9, w=9, r=1, s=1, stride=(1, 2, 2))
+    lattice = phase_problems(pw)
+    assert [p.offset for p in lattice if p.geom is not None] == [(0, 0, 0)]
+    assert unreached_phases(lattice) == (0, 0b10, 0b10)
+    assert lattice[0].geom.key() == dataclasses.replace(lattice_geometry(pw),
+                                                        pad_hi=(0, 0, 0)).key()
 
 
 def test_forward_twin_reads_dy_in_any_layout():
