@@ -26,27 +26,62 @@ from .grad_packed import MAX_PACKED_CHANNELS
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 
-_RUNTIME_INTS = ["D", "H", "W", "OD", "OH", "OW", "std", "sth", "stw", "pdd", "pdh", "pdw",
+_RUNTIME_INTS = ["TR", "D", "H", "W", "OD", "OH", "OW", "std", "sth", "stw", "pdd", "pdh", "pdw",
                  "dld", "dlh", "dlw", "TILES_H", "TILES_W", "ITEMS", "ITEMS_PER_SPLIT",
                  "WS_STRIDE"]
+
+
+@triton.jit
+def _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr, TR, KR, D, H, W, std, sth, stw,
+              pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw, ks,
+              ROWS_MASK: tl.constexpr):
+    """The input block [pixels, (filter column, channel)] of filter row ``ktr``."""
+    kt = ktr // KR
+    kr = ktr % KR
+    idd = od * std - pdd + kt * dld
+    ih = oh * sth - pdh + kr * dlh
+    iw0 = ow * stw - pdw
+    row_ok = p_ok & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H)
+    if ROWS_MASK:
+        row_ok = row_ok & (ktr < TR)
+    iw = iw0[:, None] + (ks * dlw)[None, :]
+    ok = row_ok[:, None] & (iw >= 0) & (iw < W) & n_ok[None, :]
+    return tl.load(x_ptr + (n * sxn + idd * sxd + ih * sxh + iw0 * sxw)[:, None]
+                   + x_col[None, :], mask=ok, other=0.0)
+
+
+@triton.jit
+def _store_row(acc, ktr, TR, dw_ptr, ws_ptr, pid_s, k_glob, c_loc, ks, mask, KTOT, KS, WS_STRIDE,
+               swk, swc, swt, swr, sws, KR, CG: tl.constexpr, SPLIT: tl.constexpr):
+    """Filter row ``ktr``'s block-diagonal part of ``acc`` into dW or the split's slice."""
+    kt = ktr // KR
+    kr = ktr % KR
+    mask = mask & (ktr < TR)
+    if not SPLIT:
+        w_off = ((k_glob * swk)[:, None] + (c_loc * swc + ks * sws)[None, :]
+                 + kt * swt + kr * swr)
+        tl.store(dw_ptr + w_off, acc.to(dw_ptr.dtype.element_ty), mask=mask)
+    else:
+        # Workspace [SPLIT_K slices, T*R*S, K, C/G] as in wgrad_gemm.
+        tap = ktr * KS + ks
+        ws_off = (k_glob * CG)[:, None] + (tap * (KTOT * CG) + c_loc)[None, :]
+        tl.store(ws_ptr + pid_s.to(tl.int64) * WS_STRIDE + ws_off, acc, mask=mask)
 
 
 @triton.jit(do_not_specialize=_RUNTIME_INTS)
 def wgrad_grouped_taps_kernel(
     dy_ptr, x_ptr, dw_ptr, ws_ptr,
-    CTOT, KTOT, D, H, W, OD, OH, OW, std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
+    CTOT, KTOT, TR, D, H, W, OD, OH, OW, std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
     TILES_H, TILES_W, ITEMS, ITEMS_PER_SPLIT, WS_STRIDE,
     syn, syc, syd, syh, syw, sxn, sxc, sxd, sxh, sxw, swk, swc, swt, swr, sws,
     CG: tl.constexpr, KG: tl.constexpr, GPT: tl.constexpr, KR: tl.constexpr,
     KS: tl.constexpr, KS_P2: tl.constexpr, ROWS: tl.constexpr, TILE_W: tl.constexpr,
-    BLOCK: tl.constexpr, SPLIT: tl.constexpr, PREC: tl.constexpr, UPCAST: tl.constexpr,
-    ACC: tl.constexpr, INT64: tl.constexpr,
+    BLOCK: tl.constexpr, FR: tl.constexpr, SPLIT: tl.constexpr, PREC: tl.constexpr,
+    UPCAST: tl.constexpr, ACC: tl.constexpr, INT64: tl.constexpr,
 ):
     pack = tl.program_id(0)
     pid_s = tl.program_id(1)
-    ktr = tl.program_id(2)  # the filter row: kt * KR + kr
-    kt = ktr // KR
-    kr = ktr % KR
+    ktr0 = tl.program_id(2) * FR  # the first filter row: kt * KR + kr
     offs_m = tl.arange(0, BLOCK)
     # Columns: (filter column ks, input channel of the pack), ks slowest.
     offs_n = tl.arange(0, KS_P2 * BLOCK)
@@ -62,7 +97,17 @@ def wgrad_grouped_taps_kernel(
     else:
         y_col = k_glob * syc
         x_col = c_glob * sxc + ks * dlw * sxw
-    acc = tl.zeros((BLOCK, KS_P2 * BLOCK), dtype=ACC)
+    acc0 = tl.zeros((BLOCK, KS_P2 * BLOCK), dtype=ACC)
+    # Up to three filter rows a program, each its own accumulator: dY is read once for
+    # all of them (a constexpr branch leaves an unused one a 1 x 1 placeholder).
+    if FR > 1:
+        acc1 = tl.zeros((BLOCK, KS_P2 * BLOCK), dtype=ACC)
+    else:
+        acc1 = tl.zeros((1, 1), dtype=ACC)
+    if FR > 2:
+        acc2 = tl.zeros((BLOCK, KS_P2 * BLOCK), dtype=ACC)
+    else:
+        acc2 = tl.zeros((1, 1), dtype=ACC)
     # An item's pixels: ROWS rows x TILE_W columns, the column fastest.
     pix = tl.arange(0, ROWS * TILE_W)
     prow = pix // TILE_W
@@ -84,47 +129,63 @@ def wgrad_grouped_taps_kernel(
         p_ok = (oh < OH) & (ow < OW) & (item < end)
         dy = tl.load(dy_ptr + (n * syn + od * syd + oh * syh + ow * syw)[:, None]
                      + y_col[None, :], mask=p_ok[:, None] & m_ok[None, :], other=0.0)
-        idd = od * std - pdd + kt * dld
-        ih = oh * sth - pdh + kr * dlh
-        iw0 = ow * stw - pdw
-        row_ok = p_ok & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H)
-        iw = iw0[:, None] + (ks * dlw)[None, :]
-        ok = row_ok[:, None] & (iw >= 0) & (iw < W) & n_ok[None, :]
-        xv = tl.load(x_ptr + (n * sxn + idd * sxd + ih * sxh + iw0 * sxw)[:, None]
-                     + x_col[None, :], mask=ok, other=0.0)
         dyt = tl.trans(dy)
         if UPCAST:
             dyt = dyt.to(tl.float32)
+        xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0, TR, KR, D, H, W,
+                       std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw, ks,
+                       ROWS_MASK=FR > 1)
+        if UPCAST:
             xv = xv.to(tl.float32)
-        acc = tl.dot(dyt, xv, acc, input_precision=PREC, out_dtype=ACC)
+        acc0 = tl.dot(dyt, xv, acc0, input_precision=PREC, out_dtype=ACC)
+        if FR > 1:
+            xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0 + 1, TR, KR, D, H, W,
+                           std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw,
+                           ks, ROWS_MASK=True)
+            if UPCAST:
+                xv = xv.to(tl.float32)
+            acc1 = tl.dot(dyt, xv, acc1, input_precision=PREC, out_dtype=ACC)
+        if FR > 2:
+            xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0 + 2, TR, KR, D, H, W,
+                           std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw,
+                           ks, ROWS_MASK=True)
+            if UPCAST:
+                xv = xv.to(tl.float32)
+            acc2 = tl.dot(dyt, xv, acc2, input_precision=PREC, out_dtype=ACC)
     # Only the block-diagonal part: output channel k of group k // KG, input channel c
     # of group c // CG, in the same group of the pack.
     same = (offs_m // KG)[:, None] == (cn // CG)[None, :]
     mask = m_ok[:, None] & n_ok[None, :] & same
     c_loc = cn % CG
-    if not SPLIT:
-        w_off = ((k_glob * swk)[:, None] + (c_loc * swc + ks * sws)[None, :]
-                 + kt * swt + kr * swr)
-        tl.store(dw_ptr + w_off, acc.to(dw_ptr.dtype.element_ty), mask=mask)
-    else:
-        # Workspace [SPLIT_K slices, T*R*S, K, C/G] as in wgrad_gemm.
-        tap = ktr * KS + ks
-        ws_off = (k_glob * CG)[:, None] + (tap * (KTOT * CG) + c_loc)[None, :]
-        tl.store(ws_ptr + pid_s.to(tl.int64) * WS_STRIDE + ws_off, acc, mask=mask)
+    _store_row(acc0, ktr0, TR, dw_ptr, ws_ptr, pid_s, k_glob, c_loc, ks, mask, KTOT, KS,
+               WS_STRIDE, swk, swc, swt, swr, sws, KR, CG=CG, SPLIT=SPLIT)
+    if FR > 1:
+        _store_row(acc1, ktr0 + 1, TR, dw_ptr, ws_ptr, pid_s, k_glob, c_loc, ks, mask, KTOT,
+                   KS, WS_STRIDE, swk, swc, swt, swr, sws, KR, CG=CG, SPLIT=SPLIT)
+    if FR > 2:
+        _store_row(acc2, ktr0 + 2, TR, dw_ptr, ws_ptr, pid_s, k_glob, c_loc, ks, mask, KTOT,
+                   KS, WS_STRIDE, swk, swc, swt, swr, sws, KR, CG=CG, SPLIT=SPLIT)
 
 
 MAX_COLUMNS = 8  # filter columns (padded to a power of two) a program's N holds
 # Accumulator values a thread may hold (its share of a BLOCK x columns * BLOCK tile).
-MAX_ACC_PER_THREAD = 64
+MAX_ACC_PER_THREAD = 96
 
 # (BLOCK_N channels of the pack, ROWS, TILE_W, num_warps): 32 channels hold ResNeXt's 4-,
 # 8-, 16- and 32-channel groups whole; items of 32 to 128 pixels, the largest on 8 warps
 # only. On sm_90a (3x3, fp16) they take 73-146 registers
 # (validation/results/depthwise_wgrad_rows_h100/registers.md).
-TAPS_TILES = tuple((32, rows, tw, warps)
+TAPS_TILES = tuple((bn, rows, tw, warps)
+                   for bn in (16, 32)
                    for rows, tw in ((1, 32), (2, 16), (4, 8), (2, 32), (4, 16), (8, 8))
                    for warps in (4, 8)) + ((32, 4, 32, 8), (32, 8, 16, 8))
 TAPS_SPLITS = (1, 8, 32, 128)
+
+
+def _taps_config(bn, rows, tw, warps, split, fr, stages) -> Config:
+    extra = {"FILTER_ROWS": fr} if fr > 1 else {}
+    return Config(BLOCK_M=rows * tw, TILE_W=tw, BLOCK_N=bn, SPLIT_K=split, **extra,
+                  num_warps=warps, num_stages=stages)
 
 
 class WgradGroupedTapsFamily(GradFamily):
@@ -132,8 +193,8 @@ class WgradGroupedTapsFamily(GradFamily):
     summary = ("gradient of a few-channel grouped filter: whole groups packed in an MMA tile, "
                "every tap in one program (dY read once), fixed-order split")
     direction = "wgrad"
-    configs = tuple(Config(BLOCK_M=rows * tw, TILE_W=tw, BLOCK_N=bn, SPLIT_K=sk,
-                           num_warps=wp, num_stages=1)
+    configs = tuple(_taps_config(bn, rows, tw, wp, sk, fr, st)
+                    for fr in (1, 3) for st in (1, 2)
                     for sk in TAPS_SPLITS for bn, rows, tw, wp in TAPS_TILES)
 
     def supports(self, geom) -> str | None:
@@ -156,14 +217,19 @@ class WgradGroupedTapsFamily(GradFamily):
         tw, bn = cfg["TILE_W"], cfg["BLOCK_N"]
         rows = cfg["BLOCK_M"] // tw
         gpt = self.gpt(geom, cfg)
-        return GradGrid(m=gpt * geom.kg, n=gpt * geom.cg * geom.s, red=geom.gemm_m,
-                        block_m=bn, block_n=bn * next_pow2(geom.s), tiles_m=1, tiles_n=1,
-                        mult=cdiv(geom.g, gpt) * geom.t * geom.r,
+        fr = min(cfg.get("FILTER_ROWS", 1), geom.t * geom.r)
+        # A program's tile: FILTER_ROWS filter rows, each (filter column, channel) wide.
+        return GradGrid(m=gpt * geom.kg, n=fr * gpt * geom.cg * geom.s, red=geom.gemm_m,
+                        block_m=bn, block_n=fr * bn * next_pow2(geom.s), tiles_m=1, tiles_n=1,
+                        mult=cdiv(geom.g, gpt) * cdiv(geom.t * geom.r, fr),
                         k_steps=row_items(geom, rows, tw), k_block=rows * tw)
 
     def hard_ok(self, geom, cfg, device) -> str | None:
+        if cfg["BLOCK_N"] < max(geom.cg, geom.kg):
+            return (f"BLOCK_N={cfg['BLOCK_N']} splits a group of {geom.cg} in / {geom.kg} "
+                    "out channels")
         cols = next_pow2(geom.s)
-        per_thread = cols * cfg["BLOCK_N"] ** 2 // (32 * cfg["num_warps"])
+        per_thread = cfg.get("FILTER_ROWS", 1) * cols * cfg["BLOCK_N"] ** 2 // (32 * cfg["num_warps"])
         if per_thread > MAX_ACC_PER_THREAD:
             return (f"a {cfg['BLOCK_N']} x {cols * cfg['BLOCK_N']} accumulator takes "
                     f"{per_thread} registers a thread over {cfg['num_warps']} warps")
@@ -172,6 +238,8 @@ class WgradGroupedTapsFamily(GradFamily):
     def config_ok(self, geom, cfg, device) -> str | None:
         _, oh, ow = geom.out_spatial
         tw = cfg["TILE_W"]
+        if cfg.get("FILTER_ROWS", 1) > geom.t * geom.r:
+            return f"FILTER_ROWS={cfg['FILTER_ROWS']} exceeds the {geom.t * geom.r} filter rows"
         if tw > max(8, next_pow2(ow)):
             return f"TILE_W={tw} exceeds the {ow} output columns"
         if cfg["BLOCK_M"] // tw > max(1, next_pow2(oh)):
@@ -187,15 +255,17 @@ class WgradGroupedTapsFamily(GradFamily):
         gpt = self.gpt(g, cfg)
         od, oh, ow = g.out_spatial
         with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
-            launch_kernel(wgrad_grouped_taps_kernel, (cdiv(g.g, gpt), slices, g.t * g.r),
+            fr = cfg.get("FILTER_ROWS", 1)
+            launch_kernel(wgrad_grouped_taps_kernel, (cdiv(g.g, gpt), slices, cdiv(g.t * g.r, fr)),
                 call.dy, call.x, call.out, ws,
-                g.c, g.k, g.d, g.h, g.w, od, oh, ow, *g.stride, *g.pad, *g.dilation,
+                g.c, g.k, g.t * g.r, g.d, g.h, g.w, od, oh, ow, *g.stride, *g.pad, *g.dilation,
                 cdiv(oh, rows), cdiv(ow, tw), tiles.k_steps, per_split,
                 g.k * g.cg * g.t * g.r * g.s,
                 *strides5(call.dy), *strides5(call.x), *strides5(call.out),
                 CG=g.cg, KG=g.kg, GPT=gpt, KR=g.r, KS=g.s, KS_P2=next_pow2(g.s),
                 ROWS=rows,
-                TILE_W=tw, BLOCK=bn, SPLIT=split > 1,
+                TILE_W=tw, BLOCK=bn, FR=fr, SPLIT=split > 1,
                 PREC=dot_precision(call), UPCAST=upcast_dot(call), ACC=grad_acc(call),
-                INT64=needs_int64(call), num_warps=cfg["num_warps"], num_stages=1,
+                INT64=needs_int64(call), num_warps=cfg["num_warps"],
+                num_stages=cfg["num_stages"],
             )
