@@ -222,6 +222,40 @@ def test_every_gradient_family_has_cases():
     assert set(GRAD_FAMILIES) <= {f for f, _ in CASES}
 
 
+TAPS_KNOB_CASES = [
+    G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1), layout="channels_last"),
+    G(n=1, c=24, k=48, g=6, h=9, w=8, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+      layout="contiguous"),
+    G(n=1, c=16, k=16, g=4, d=3, h=4, w=5, t=3, r=3, s=3, pad=(1, 1, 1), dilation=(1, 1, 2),
+      dims=3, dtype="bfloat16"),
+    G(n=1, c=32, k=32, g=2, h=7, w=9, r=3, s=2, pad=(0, 1, 1), dilation=(1, 2, 1),
+      dtype="float16", layout="channels_last"),
+    G(n=3, c=64, k=64, g=16, h=5, w=12, r=1, s=3, pad=(0, 0, 1), dtype="float16",
+      layout="channels_last"),
+]
+
+
+@pytest.mark.parametrize("knobs", [dict(FILTER_ROWS=2), dict(FILTER_ROWS=3), dict(L1_TAPS=1)],
+                         ids=["rows2", "rows3", "rows3-gathered"])
+@pytest.mark.parametrize("case", range(len(TAPS_KNOB_CASES)))
+def test_grouped_taps_filter_rows_and_gathered_taps(case, knobs):
+    """wgrad_grouped_taps with several filter rows a program (rows past the filter's end
+    masked: 9 rows of a 3D filter in twos) and with each row's taps gathered on chip from
+    one input block an item: the block's bounds and the gather offsets across stride,
+    dilation, 3D planes and a 16-channel pack of 4 groups."""
+    from convdispatch.dispatcher.launch import launch_grad
+
+    geom = TAPS_KNOB_CASES[case]
+    x, w, dy = grad_tensors(geom, seed=case)
+    ref = grad_ref(geom, "wgrad", x, w, dy)
+    for bn, rows, tw, split in ((16, 4, 8, 1), (32, 2, 8, 8)):
+        cfg = Config(BLOCK_M=rows * tw, TILE_W=tw, BLOCK_N=bn, SPLIT_K=split, **knobs,
+                     num_warps=4, num_stages=2)
+        out = torch.full_like(w, float("nan"))
+        launch_grad(Candidate("wgrad_grouped_taps", cfg), geom, dy, x=x, w=w, out=out)
+        assert rel_err(out, ref) < TOL[geom.dtype], cfg
+
+
 @pytest.mark.parametrize("family,taps", [("wgrad_pointwise_tma", 1),
                                          ("wgrad_implicit_gemm_tma", 3)])
 def test_wgrad_tma_split_and_unaligned_fallback(family, taps):
