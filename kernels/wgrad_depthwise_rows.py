@@ -180,8 +180,8 @@ class WgradDepthwiseRowsFamily(DepthwiseWgradFamily):
                "row loaded once an item, one FMA accumulator a tap, fixed-order split")
     max_taps = MAX_TAPS
     configs = tuple(Config(BLOCK_M=rows * tw, TILE_W=tw, BLOCK_N=bn, SPLIT_K=sk,
-                           num_warps=wp, num_stages=st)
-                    for st in (1, 2) for sk in ROWS_SPLITS for rows, tw, bn, wp in ROWS_TILES)
+                           num_warps=wp, num_stages=1)
+                    for sk in ROWS_SPLITS for rows, tw, bn, wp in ROWS_TILES)
 
     def grid(self, geom, cfg: Config) -> GradGrid:
         """Blocks of output channels, each reducing all taps over items of output rows."""
