@@ -11,9 +11,9 @@ from .device import DeviceSpec
 from .geometry import DTYPES, ConvGeometry
 
 # Keys a config may hold. Block sizes are Triton constexprs (TILE_W: width of a 2D
-# pixel tile of BLOCK_M pixels; L1_TAPS=1: the input's filter taps reused on chip, not
-# reloaded from L2 a tap, see grouped_packed and wgrad_grouped_taps; FILTER_ROWS: filter
-# rows a wgrad_grouped_taps program reduces); the last two are launch options.
+# pixel tile of BLOCK_M pixels; L1_TAPS=1: pipelined input copies that stay in L1,
+# see grouped_packed; FILTER_ROWS: filter rows a wgrad_grouped_taps program reduces);
+# the last two are launch options.
 CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TILE_W", "L1_TAPS",
                "FILTER_ROWS", "num_warps", "num_stages")
 

@@ -76,8 +76,7 @@ def wgrad_grouped_taps_kernel(
     syn, syc, syd, syh, syw, sxn, sxc, sxd, sxh, sxw, swk, swc, swt, swr, sws,
     CG: tl.constexpr, KG: tl.constexpr, GPT: tl.constexpr, KR: tl.constexpr,
     KS: tl.constexpr, KS_P2: tl.constexpr, ROWS: tl.constexpr, TILE_W: tl.constexpr,
-    BLOCK: tl.constexpr, FR: tl.constexpr, HALO_H: tl.constexpr, HALO_W: tl.constexpr,
-    HALO_N: tl.constexpr, SPLIT: tl.constexpr, PREC: tl.constexpr,
+    BLOCK: tl.constexpr, FR: tl.constexpr, SPLIT: tl.constexpr, PREC: tl.constexpr,
     UPCAST: tl.constexpr, ACC: tl.constexpr, INT64: tl.constexpr,
 ):
     pack = tl.program_id(0)
@@ -117,29 +116,12 @@ def wgrad_grouped_taps_kernel(
     if INT64:
         first = first.to(tl.int64)
     end = tl.minimum(first + ITEMS_PER_SPLIT, ITEMS)
-    if HALO_N > 0:
-        # The item's input block (HALO_H x HALO_W pixels, every filter row's taps) is
-        # loaded once; each row's [pixel, (filter column, channel)] operand is gathered
-        # from it on chip at offsets that do not change from item to item.
-        hpix = tl.arange(0, HALO_N)
-        hr = hpix // HALO_W
-        hc = hpix % HALO_W
-        hch = tl.arange(0, BLOCK)
-        h_col = pack * (GPT * CG) + hch
-        h_chan_ok = (hch < GPT * CG) & (h_col < CTOT)
-        if INT64:
-            h_col = h_col.to(tl.int64) * sxc
-        else:
-            h_col = h_col * sxc
-        tap_base = (prow * sth * HALO_W + pcol * stw)[:, None] + (ks * dlw)[None, :]
-        col_ok = n_ok & (ks < KS)
     for it in range(0, ITEMS_PER_SPLIT):
         # Items run band fastest: a program's next item reuses this one's halo rows.
         item = first + it
         band = item % TILES_H
         rest = item // TILES_H
-        ow0 = (rest % TILES_W) * TILE_W
-        ow = ow0 + pcol
+        ow = (rest % TILES_W) * TILE_W + pcol
         rest = rest // TILES_W
         od = rest % OD
         n = rest // OD
@@ -150,51 +132,26 @@ def wgrad_grouped_taps_kernel(
         dyt = tl.trans(dy)
         if UPCAST:
             dyt = dyt.to(tl.float32)
-        if HALO_N > 0:
-            idd = od * std - pdd + (ktr0 // KR) * dld
-            ih = band * ROWS * sth - pdh + hr
-            iw = ow0 * stw - pdw + hc
-            h_ok = ((hr < HALO_H) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-                    & (idd >= 0) & (idd < D) & (item < end))
-            halo = tl.load(x_ptr + (n * sxn + idd * sxd + ih * sxh + iw * sxw)[:, None]
-                           + h_col[None, :], mask=h_ok[:, None] & h_chan_ok[None, :],
-                           other=0.0)
-            flat = tl.reshape(halo, [HALO_N * BLOCK])
-            for j in tl.static_range(FR):
-                idx = (tap_base + j * dlh * HALO_W) * BLOCK + cn[None, :]
-                idx = tl.where(col_ok[None, :], idx, 0)
-                xv = tl.gather(flat, tl.reshape(idx, [ROWS * TILE_W * KS_P2 * BLOCK]), 0)
-                xv = tl.where(col_ok[None, :], tl.reshape(xv, [ROWS * TILE_W, KS_P2 * BLOCK]),
-                              0.0)
-                if UPCAST:
-                    xv = xv.to(tl.float32)
-                if j == 0:
-                    acc0 = tl.dot(dyt, xv, acc0, input_precision=PREC, out_dtype=ACC)
-                elif j == 1:
-                    acc1 = tl.dot(dyt, xv, acc1, input_precision=PREC, out_dtype=ACC)
-                else:
-                    acc2 = tl.dot(dyt, xv, acc2, input_precision=PREC, out_dtype=ACC)
-        else:
-            xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0, TR, KR, D, H, W,
-                           std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw, ks,
-                           ROWS_MASK=FR > 1)
+        xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0, TR, KR, D, H, W,
+                       std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw, ks,
+                       ROWS_MASK=FR > 1)
+        if UPCAST:
+            xv = xv.to(tl.float32)
+        acc0 = tl.dot(dyt, xv, acc0, input_precision=PREC, out_dtype=ACC)
+        if FR > 1:
+            xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0 + 1, TR, KR, D, H, W,
+                           std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw,
+                           ks, ROWS_MASK=True)
             if UPCAST:
                 xv = xv.to(tl.float32)
-            acc0 = tl.dot(dyt, xv, acc0, input_precision=PREC, out_dtype=ACC)
-            if FR > 1:
-                xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0 + 1, TR, KR, D, H, W,
-                               std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw,
-                               ks, ROWS_MASK=True)
-                if UPCAST:
-                    xv = xv.to(tl.float32)
-                acc1 = tl.dot(dyt, xv, acc1, input_precision=PREC, out_dtype=ACC)
-            if FR > 2:
-                xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0 + 2, TR, KR, D, H, W,
-                               std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw,
-                               ks, ROWS_MASK=True)
-                if UPCAST:
-                    xv = xv.to(tl.float32)
-                acc2 = tl.dot(dyt, xv, acc2, input_precision=PREC, out_dtype=ACC)
+            acc1 = tl.dot(dyt, xv, acc1, input_precision=PREC, out_dtype=ACC)
+        if FR > 2:
+            xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0 + 2, TR, KR, D, H, W,
+                           std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw,
+                           ks, ROWS_MASK=True)
+            if UPCAST:
+                xv = xv.to(tl.float32)
+            acc2 = tl.dot(dyt, xv, acc2, input_precision=PREC, out_dtype=ACC)
     # Only the block-diagonal part: output channel k of group k // KG, input channel c
     # of group c // CG, in the same group of the pack.
     same = (offs_m // KG)[:, None] == (cn // CG)[None, :]
@@ -225,37 +182,17 @@ TAPS_TILES = (
     (32, 4, 32, 8, 1), (32, 4, 16, 4, 3), (16, 2, 32, 4, 3), (16, 4, 16, 8, 3),
     (32, 4, 8, 8, 3), (32, 4, 32, 8, 3), (32, 8, 8, 4, 3), (16, 8, 8, 8, 1),
 )
-# The FILTER_ROWS=3 shapes again with L1_TAPS=1: the item's input block loaded once and
-# each filter row's taps gathered from it on chip (kernel: HALO_N > 0).
-HALO_TILES = tuple(t for t in TAPS_TILES if t[4] == 3)
 TAPS_SPLITS = (1, 8, 32, 64, 128)
-# Input-block values (pixels x channels) a program gathers from.
-MAX_HALO_VALUES = 8192
 TAPS_STAGES = (2, 3)
 
 
-MAX_FILTER_ROWS = 3  # accumulators the kernel holds
-
-
 def filter_rows(geom, cfg: Config) -> int:
-    """Filter rows a program reduces: every row of a filter plane with L1_TAPS, else
-    FILTER_ROWS (at most the filter's rows)."""
-    if cfg.get("L1_TAPS"):
-        return geom.r
+    """Filter rows a program reduces (FILTER_ROWS, at most the filter's rows)."""
     return min(cfg.get("FILTER_ROWS", 1), geom.t * geom.r)
 
 
-def halo_block(geom, cfg: Config) -> tuple[int, int, int]:
-    """(rows, columns, power-of-two pixel count) of the input block an item of ``cfg``
-    reads for all filter rows of one filter plane (``L1_TAPS=1``)."""
-    rows = cfg["BLOCK_M"] // cfg["TILE_W"]
-    h = (rows - 1) * geom.stride[1] + (geom.r - 1) * geom.dilation[1] + 1
-    w = (cfg["TILE_W"] - 1) * geom.stride[2] + (geom.s - 1) * geom.dilation[2] + 1
-    return h, w, next_pow2(h * w)
-
-
-def _taps_config(bn, rows, tw, warps, split, fr, stages, halo=False) -> Config:
-    extra = {"L1_TAPS": 1} if halo else {"FILTER_ROWS": fr} if fr > 1 else {}
+def _taps_config(bn, rows, tw, warps, split, fr, stages) -> Config:
+    extra = {"FILTER_ROWS": fr} if fr > 1 else {}
     return Config(BLOCK_M=rows * tw, TILE_W=tw, BLOCK_N=bn, SPLIT_K=split, **extra,
                   num_warps=warps, num_stages=stages)
 
@@ -265,10 +202,9 @@ class WgradGroupedTapsFamily(GradFamily):
     summary = ("gradient of a few-channel grouped filter: whole groups packed in an MMA tile, "
                "every tap in one program (dY read once), fixed-order split")
     direction = "wgrad"
-    configs = tuple(_taps_config(bn, rows, tw, wp, sk, fr, st, halo)
-                    for halo, tiles in ((False, TAPS_TILES), (True, HALO_TILES))
+    configs = tuple(_taps_config(bn, rows, tw, wp, sk, fr, st)
                     for st in TAPS_STAGES for sk in TAPS_SPLITS
-                    for bn, rows, tw, wp, fr in tiles)
+                    for bn, rows, tw, wp, fr in TAPS_TILES)
 
     def supports(self, geom) -> str | None:
         if geom.g == 1 or geom.cg == 1 and geom.kg == 1:
@@ -298,9 +234,6 @@ class WgradGroupedTapsFamily(GradFamily):
                         k_steps=row_items(geom, rows, tw), k_block=rows * tw)
 
     def hard_ok(self, geom, cfg, device) -> str | None:
-        if cfg.get("L1_TAPS") and geom.r > MAX_FILTER_ROWS:
-            return (f"L1_TAPS gathers every filter row of a plane: {geom.r} rows, more than "
-                    f"the {MAX_FILTER_ROWS} accumulators")
         if cfg["BLOCK_N"] < max(geom.cg, geom.kg):
             return (f"BLOCK_N={cfg['BLOCK_N']} splits a group of {geom.cg} in / {geom.kg} "
                     "out channels")
@@ -316,11 +249,6 @@ class WgradGroupedTapsFamily(GradFamily):
         tw = cfg["TILE_W"]
         if cfg.get("FILTER_ROWS", 1) > geom.t * geom.r:
             return f"FILTER_ROWS={cfg['FILTER_ROWS']} exceeds the {geom.t * geom.r} filter rows"
-        if cfg.get("L1_TAPS"):
-            values = halo_block(geom, cfg)[2] * cfg["BLOCK_N"]
-            if values > MAX_HALO_VALUES:
-                return (f"an input block of {values} values exceeds the {MAX_HALO_VALUES} "
-                        "a program gathers from")
         if tw > max(8, next_pow2(ow)):
             return f"TILE_W={tw} exceeds the {ow} output columns"
         if cfg["BLOCK_M"] // tw > max(1, next_pow2(oh)):
@@ -337,7 +265,6 @@ class WgradGroupedTapsFamily(GradFamily):
         od, oh, ow = g.out_spatial
         with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
             fr = filter_rows(g, cfg)
-            halo_h, halo_w, halo_n = halo_block(g, cfg) if cfg.get("L1_TAPS") else (0, 0, 0)
             launch_kernel(wgrad_grouped_taps_kernel, (cdiv(g.g, gpt), slices, cdiv(g.t * g.r, fr)),
                 call.dy, call.x, call.out, ws,
                 g.c, g.k, g.t * g.r, g.d, g.h, g.w, od, oh, ow, *g.stride, *g.pad, *g.dilation,
@@ -346,8 +273,7 @@ class WgradGroupedTapsFamily(GradFamily):
                 *strides5(call.dy), *strides5(call.x), *strides5(call.out),
                 CG=g.cg, KG=g.kg, GPT=gpt, KR=g.r, KS=g.s, KS_P2=next_pow2(g.s),
                 ROWS=rows,
-                TILE_W=tw, BLOCK=bn, FR=fr, HALO_H=halo_h, HALO_W=halo_w,
-                HALO_N=halo_n, SPLIT=split > 1,
+                TILE_W=tw, BLOCK=bn, FR=fr, SPLIT=split > 1,
                 PREC=dot_precision(call), UPCAST=upcast_dot(call), ACC=grad_acc(call),
                 INT64=needs_int64(call), num_warps=cfg["num_warps"],
                 num_stages=cfg["num_stages"],

@@ -235,14 +235,13 @@ TAPS_KNOB_CASES = [
 ]
 
 
-@pytest.mark.parametrize("knobs", [dict(FILTER_ROWS=2), dict(FILTER_ROWS=3), dict(L1_TAPS=1)],
-                         ids=["rows2", "rows3", "rows3-gathered"])
+@pytest.mark.parametrize("knobs", [dict(FILTER_ROWS=2), dict(FILTER_ROWS=3)],
+                         ids=["rows2", "rows3"])
 @pytest.mark.parametrize("case", range(len(TAPS_KNOB_CASES)))
-def test_grouped_taps_filter_rows_and_gathered_taps(case, knobs):
-    """wgrad_grouped_taps with several filter rows a program (rows past the filter's end
-    masked: 9 rows of a 3D filter in twos) and with each row's taps gathered on chip from
-    one input block an item: the block's bounds and the gather offsets across stride,
-    dilation, 3D planes and a 16-channel pack of 4 groups."""
+def test_grouped_taps_filter_rows(case, knobs):
+    """wgrad_grouped_taps with several filter rows a program (dY read once for them; rows
+    past the filter's end masked: 9 rows of a 3D filter in twos, a 1x3 filter's one row)
+    across stride, dilation, 3D planes and a 16-channel pack of 4 groups."""
     from convdispatch.dispatcher.launch import launch_grad
 
     geom = TAPS_KNOB_CASES[case]
