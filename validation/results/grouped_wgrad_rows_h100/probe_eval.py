@@ -2,9 +2,11 @@
 
     python validation/results/grouped_wgrad_rows_h100/probe_eval.py > probe_eval.md
 
-The probe swept the family's widened config space (FILTER_ROWS 1/3, num_stages 1/2,
+Part 1, the probe: it swept the family's widened config space (FILTER_ROWS 1/3, num_stages 1/2,
 BLOCK_N 16/32, every tile and split) over ResNeXt-50's 28 grouped problems. ``old``: the
 fastest config of the space as it was (one filter row, one stage, 32-channel packs).
+Part 2: the gathered taps (L1_TAPS=1, call 78, ``gathered_taps_rows.csv.gz``) against the
+family's shipped space (its rows in ``data/sweeps/h100/bwd_wgrad.csv``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 HERE = Path(__file__).parent
+SWEEP = HERE.parents[2] / "data" / "sweeps" / "h100" / "bwd_wgrad.csv"
 
 
 def knobs(rows: pd.DataFrame) -> pd.DataFrame:
@@ -64,6 +67,24 @@ def main() -> None:
     picks = rows.loc[rows.groupby("problem_id").latency_us.idxmin(), ["problem_id", "config"]]
     print("\nFastest config of each problem:\n")
     print(markdown(picks.set_index("problem_id")))
+
+    gathered()
+
+
+def gathered() -> None:
+    halo = pd.read_csv(HERE / "gathered_taps_rows.csv.gz")
+    rows = pd.read_csv(SWEEP)
+    rows = rows[(rows.family == "wgrad_grouped_taps") & rows.ok.astype(bool)]
+    t = pd.DataFrame({"shipped space us": rows.groupby("problem_id").latency_us.min(),
+                      "gathered taps us": halo[halo.ok.astype(bool)]
+                      .groupby("problem_id").latency_us.min()}).dropna()
+    t["gathered / shipped speed"] = t["shipped space us"] / t["gathered taps us"]
+    ratio = t["gathered / shipped speed"]
+    print(f"\n## Gathered taps (call 78)\n\n{len(halo)} rows; over {len(t)} problems the "
+          f"fastest gathered config runs at {geomean(ratio):.2f}x the speed of the shipped "
+          f"space's fastest (geomean; min {ratio.min():.2f}, max {ratio.max():.2f}, faster on "
+          f"{int((ratio > 1).sum())}).\n")
+    print(markdown(t))
 
 
 if __name__ == "__main__":
