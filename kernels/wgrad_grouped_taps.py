@@ -32,10 +32,12 @@ _RUNTIME_INTS = ["TR", "D", "H", "W", "OD", "OH", "OW", "std", "sth", "stw", "pd
 
 
 @triton.jit
-def _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr, TR, KR, D, H, W, std, sth, stw,
-              pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw, ks,
-              ROWS_MASK: tl.constexpr):
-    """The input block [pixels, (filter column, channel)] of filter row ``ktr``."""
+def _row_dot(acc, dyt, x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr, TR, KR, D, H, W,
+             std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw, ks,
+             ROWS_MASK: tl.constexpr, UPCAST: tl.constexpr, PREC: tl.constexpr,
+             ACC: tl.constexpr):
+    """acc + dY^T x the input block [pixels, (filter column, channel)] of filter row
+    ``ktr`` (rows past the filter's end, ROWS_MASK, add zeros)."""
     kt = ktr // KR
     kr = ktr % KR
     idd = od * std - pdd + kt * dld
@@ -46,8 +48,11 @@ def _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr, TR, KR, D, H, W, std
         row_ok = row_ok & (ktr < TR)
     iw = iw0[:, None] + (ks * dlw)[None, :]
     ok = row_ok[:, None] & (iw >= 0) & (iw < W) & n_ok[None, :]
-    return tl.load(x_ptr + (n * sxn + idd * sxd + ih * sxh + iw0 * sxw)[:, None]
-                   + x_col[None, :], mask=ok, other=0.0)
+    xv = tl.load(x_ptr + (n * sxn + idd * sxd + ih * sxh + iw0 * sxw)[:, None]
+                 + x_col[None, :], mask=ok, other=0.0)
+    if UPCAST:
+        xv = xv.to(tl.float32)
+    return tl.dot(dyt, xv, acc, input_precision=PREC, out_dtype=ACC)
 
 
 @triton.jit
@@ -132,26 +137,17 @@ def wgrad_grouped_taps_kernel(
         dyt = tl.trans(dy)
         if UPCAST:
             dyt = dyt.to(tl.float32)
-        xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0, TR, KR, D, H, W,
-                       std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw, ks,
-                       ROWS_MASK=FR > 1)
-        if UPCAST:
-            xv = xv.to(tl.float32)
-        acc0 = tl.dot(dyt, xv, acc0, input_precision=PREC, out_dtype=ACC)
+        acc0 = _row_dot(acc0, dyt, x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0, TR, KR, D,
+                        H, W, std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw,
+                        ks, ROWS_MASK=FR > 1, UPCAST=UPCAST, PREC=PREC, ACC=ACC)
         if FR > 1:
-            xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0 + 1, TR, KR, D, H, W,
-                           std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw,
-                           ks, ROWS_MASK=True)
-            if UPCAST:
-                xv = xv.to(tl.float32)
-            acc1 = tl.dot(dyt, xv, acc1, input_precision=PREC, out_dtype=ACC)
+            acc1 = _row_dot(acc1, dyt, x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0 + 1, TR,
+                            KR, D, H, W, std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd,
+                            sxh, sxw, ks, ROWS_MASK=True, UPCAST=UPCAST, PREC=PREC, ACC=ACC)
         if FR > 2:
-            xv = _row_taps(x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0 + 2, TR, KR, D, H, W,
-                           std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd, sxh, sxw,
-                           ks, ROWS_MASK=True)
-            if UPCAST:
-                xv = xv.to(tl.float32)
-            acc2 = tl.dot(dyt, xv, acc2, input_precision=PREC, out_dtype=ACC)
+            acc2 = _row_dot(acc2, dyt, x_ptr, x_col, n_ok, n, od, oh, ow, p_ok, ktr0 + 2, TR,
+                            KR, D, H, W, std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw, sxn, sxd,
+                            sxh, sxw, ks, ROWS_MASK=True, UPCAST=UPCAST, PREC=PREC, ACC=ACC)
     # Only the block-diagonal part: output channel k of group k // KG, input channel c
     # of group c // CG, in the same group of the pack.
     same = (offs_m // KG)[:, None] == (cn // CG)[None, :]
