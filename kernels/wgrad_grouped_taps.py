@@ -164,7 +164,8 @@ def wgrad_grouped_taps_kernel(
 
 
 MAX_COLUMNS = 8  # filter columns (padded to a power of two) a program's N holds
-# Accumulator values a thread may hold (its share of a BLOCK x columns * BLOCK tile).
+# Accumulator values a thread may hold (its share of FILTER_ROWS tiles of BLOCK x
+# columns * BLOCK).
 MAX_ACC_PER_THREAD = 96
 
 # (BLOCK_N channels of the pack, ROWS, TILE_W, num_warps, FILTER_ROWS): 16 channels hold
@@ -196,7 +197,8 @@ def _taps_config(bn, rows, tw, warps, split, fr, stages) -> Config:
 class WgradGroupedTapsFamily(GradFamily):
     name = "wgrad_grouped_taps"
     summary = ("gradient of a few-channel grouped filter: whole groups packed in an MMA tile, "
-               "every tap in one program (dY read once), fixed-order split")
+               "a filter row's taps in one dot, up to three rows a program (dY read once for "
+               "them), pipelined loads, fixed-order split")
     direction = "wgrad"
     configs = tuple(_taps_config(bn, rows, tw, wp, sk, fr, st)
                     for st in TAPS_STAGES for sk in TAPS_SPLITS
@@ -234,9 +236,10 @@ class WgradGroupedTapsFamily(GradFamily):
             return (f"BLOCK_N={cfg['BLOCK_N']} splits a group of {geom.cg} in / {geom.kg} "
                     "out channels")
         cols = next_pow2(geom.s)
-        per_thread = filter_rows(geom, cfg) * cols * cfg["BLOCK_N"] ** 2 // (32 * cfg["num_warps"])
+        rows = filter_rows(geom, cfg)
+        per_thread = rows * cols * cfg["BLOCK_N"] ** 2 // (32 * cfg["num_warps"])
         if per_thread > MAX_ACC_PER_THREAD:
-            return (f"a {cfg['BLOCK_N']} x {cols * cfg['BLOCK_N']} accumulator takes "
+            return (f"{rows} accumulators of {cfg['BLOCK_N']} x {cols * cfg['BLOCK_N']} take "
                     f"{per_thread} registers a thread over {cfg['num_warps']} warps")
         return super().hard_ok(geom, cfg, device)
 
@@ -261,7 +264,8 @@ class WgradGroupedTapsFamily(GradFamily):
         od, oh, ow = g.out_spatial
         with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
             fr = filter_rows(g, cfg)
-            launch_kernel(wgrad_grouped_taps_kernel, (cdiv(g.g, gpt), slices, cdiv(g.t * g.r, fr)),
+            launch_kernel(wgrad_grouped_taps_kernel,
+                          (cdiv(g.g, gpt), slices, cdiv(g.t * g.r, fr)),
                 call.dy, call.x, call.out, ws,
                 g.c, g.k, g.t * g.r, g.d, g.h, g.w, od, oh, ow, *g.stride, *g.pad, *g.dilation,
                 cdiv(oh, rows), cdiv(ow, tw), tiles.k_steps, per_split,
