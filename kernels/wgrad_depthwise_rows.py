@@ -235,5 +235,5 @@ class WgradDepthwiseRowsFamily(DepthwiseWgradFamily):
                 MULT=g.kg, KT=g.t, KR=g.r, KS=g.s, SH=g.stride[1], DH=g.dilation[1],
                 ROWS=rows, TILE_W=tw, BLOCK_N=cfg["BLOCK_N"], SPLIT=split > 1,
                 ACC=grad_acc(call), INT64=needs_int64(call),
-                num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+                num_warps=cfg["num_warps"], num_stages=1,
             )

@@ -222,12 +222,8 @@ def test_every_gradient_family_has_cases():
     assert set(GRAD_FAMILIES) <= {f for f, _ in CASES}
 
 
-TAPS_KNOB_CASES = [
-    G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1), layout="channels_last"),
-    G(n=1, c=24, k=48, g=6, h=9, w=8, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
-      layout="contiguous"),
-    G(n=1, c=16, k=16, g=4, d=3, h=4, w=5, t=3, r=3, s=3, pad=(1, 1, 1), dilation=(1, 1, 2),
-      dims=3, dtype="bfloat16"),
+# The family's CASES, a 3x2 filter dilated along H and a 1x3 filter (one filter row).
+TAPS_KNOB_CASES = [g for f, g in CASES if f == "wgrad_grouped_taps"] + [
     G(n=1, c=32, k=32, g=2, h=7, w=9, r=3, s=2, pad=(0, 1, 1), dilation=(1, 2, 1),
       dtype="float16", layout="channels_last"),
     G(n=3, c=64, k=64, g=16, h=5, w=12, r=1, s=3, pad=(0, 0, 1), dtype="float16",

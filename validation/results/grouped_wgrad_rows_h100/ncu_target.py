@@ -13,10 +13,10 @@ import sys
 
 import pandas as pd
 import torch
-from convdispatch.data.problems.catalog import load_sets
 from convdispatch.dispatcher.launch import run_grad_candidate
 from convdispatch.kernels.base import Candidate, Config
 from convdispatch.validation.inputs import make_grad_output, make_inputs
+from convdispatch.validation.sweep_csv import row_geometry
 
 
 def main(csv: str, problem_id: str) -> None:
@@ -25,15 +25,14 @@ def main(csv: str, problem_id: str) -> None:
     old = rows[~rows.config.str.contains("FILTER_ROWS") & rows.config.str.contains("num_stages=1")
                & rows.config.str.contains("BLOCK_N=32")]
     picks = [old.nsmallest(1, "latency_us"), rows.nsmallest(1, "latency_us")]
-    prob = next(p for p in load_sets([problem_id.split("/")[0]], ["float16"]) if p.id == problem_id)
-    geom = prob.geom
+    geom = row_geometry(rows.iloc[0])
     x, w, _ = make_inputs(geom, "cuda", seed=0)
     dy = make_grad_output(geom, "cuda", seed=0)
     out = torch.empty_like(w)
     for pick in picks:
         cfg_s = pick.config.iloc[0]
         print(problem_id, cfg_s, float(pick.latency_us.iloc[0]), flush=True)
-        cfg = Config(**{k: int(v) for k, v in (kv.split("=") for kv in cfg_s.split(";"))})
+        cfg = Config.parse(cfg_s)
         for _ in range(2):
             run_grad_candidate(Candidate("wgrad_grouped_taps", cfg), "wgrad", dy, x, w, geom,
                                out=out)

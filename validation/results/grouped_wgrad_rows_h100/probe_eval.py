@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
+from convdispatch.kernels.base import Config
+from convdispatch.validation.report import geomean
+from convdispatch.validation.report_md import table
+from convdispatch.validation.sweep_csv import sweep_provenance
 
 HERE = Path(__file__).parent
 SWEEP = HERE.parents[2] / "data" / "sweeps" / "h100" / "bwd_wgrad.csv"
@@ -22,24 +25,18 @@ SWEEP = HERE.parents[2] / "data" / "sweeps" / "h100" / "bwd_wgrad.csv"
 
 def knobs(rows: pd.DataFrame) -> pd.DataFrame:
     rows = rows[rows.ok.astype(bool)].copy()
-    rows["fr"] = np.where(rows.config.str.contains("FILTER_ROWS=3"), 3, 1)
-    rows["stages"] = rows.config.str.extract(r"num_stages=(\d)")[0].astype(int)
-    rows["bn"] = rows.config.str.extract(r"BLOCK_N=(\d+)")[0].astype(int)
+    cfgs = rows.config.map(Config.parse)
+    rows["fr"] = cfgs.map(lambda c: c.get("FILTER_ROWS", 1))
+    rows["stages"] = cfgs.map(lambda c: c["num_stages"])
+    rows["bn"] = cfgs.map(lambda c: c["BLOCK_N"])
     return rows
 
 
 def markdown(t: pd.DataFrame) -> str:
-    """A frame as a markdown table (no tabulate dependency)."""
-    cols = [t.index.name or ""] + [str(c) for c in t.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for idx, row in t.iterrows():
-        cells = [f"{v:.2f}" if isinstance(v, float) else str(v) for v in row]
-        lines.append("| " + " | ".join([str(idx)] + cells) + " |")
-    return "\n".join(lines)
-
-
-def geomean(s: pd.Series) -> float:
-    return float(np.exp(np.log(s.dropna()).mean()))
+    """A frame, its index first, as a markdown table (floats to two decimals)."""
+    rows = [[idx] + [f"{v:.2f}" if isinstance(v, float) else v for v in row]
+            for idx, row in t.iterrows()]
+    return "\n".join(table([t.index.name or ""] + list(t.columns), rows))
 
 
 def main() -> None:
@@ -54,13 +51,15 @@ def main() -> None:
     t["best / old"] = t["old us"] / t["best us"]
     t["cuDNN / best"] = t["cuDNN us"] / t["best us"]
     t["cuDNN / old"] = t["cuDNN us"] / t["old us"]
+    print(f"{sweep_provenance(HERE / 'call76', ['taps'])}\n")
     print(f"{len(rows)} rows, {rows.problem_id.nunique()} problems (all rows ok).\n")
-    print("| knob | geomean best-with-knob / best of the problem |\n|---|---|")
-    eff = best / 1.0
+    knob_rows = []
     for col, vals in (("fr", (1, 3)), ("stages", (1, 2)), ("bn", (16, 32))):
         for v in vals:
             sub = rows[rows[col] == v].groupby("problem_id").latency_us.min()
-            print(f"| {col}={v} | {geomean(eff / sub):.3f} |")
+            knob_rows.append([f"{col}={v}", f"{geomean(best / sub):.3f}"])
+    print("\n".join(table(["knob", "geomean best-with-knob / best of the problem"],
+                          knob_rows)))
     print(f"\ngeomean best / old: {geomean(t['best / old']):.3f}; cuDNN / best "
           f"{geomean(t['cuDNN / best']):.3f} (was {geomean(t['cuDNN / old']):.3f})\n")
     print(markdown(t))
@@ -80,7 +79,8 @@ def gathered() -> None:
                       .groupby("problem_id").latency_us.min()}).dropna()
     t["gathered / shipped speed"] = t["shipped space us"] / t["gathered taps us"]
     ratio = t["gathered / shipped speed"]
-    print(f"\n## Gathered taps (call 78)\n\n{len(halo)} rows; over {len(t)} problems the "
+    print(f"\n## Gathered taps (call 78)\n\n{sweep_provenance(SWEEP.parent, ['bwd_wgrad'])}"
+          f"\n\n{len(halo)} rows; over {len(t)} problems the "
           f"fastest gathered config runs at {geomean(ratio):.2f}x the speed of the shipped "
           f"space's fastest (geomean; min {ratio.min():.2f}, max {ratio.max():.2f}, faster on "
           f"{int((ratio > 1).sum())}).\n")
