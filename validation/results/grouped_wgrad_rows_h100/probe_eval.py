@@ -6,7 +6,9 @@ Part 1, the probe: it swept the family's widened config space (FILTER_ROWS 1/3, 
 BLOCK_N 16/32, every tile and split) over ResNeXt-50's 28 grouped problems. ``old``: the
 fastest config of the space as it was (one filter row, one stage, 32-channel packs).
 Part 2: the gathered taps (L1_TAPS=1, call 78, ``gathered_taps_rows.csv.gz``) against the
-family's shipped space (its rows in ``data/sweeps/h100/bwd_wgrad.csv``).
+family's shipped space (its rows in ``data/sweeps/h100/bwd_wgrad.csv``). Part 3:
+``wgrad_depthwise_rows`` at num_stages=2 (call 77, ``depthwise_rows_stages2.csv.gz``)
+against its one-stage rows in the same CSV.
 """
 
 from __future__ import annotations
@@ -67,16 +69,30 @@ def main() -> None:
     print("\nFastest config of each problem:\n")
     print(markdown(picks.set_index("problem_id")))
 
-    gathered()
+    sweep = pd.read_csv(SWEEP)
+    gathered(sweep)
+    depthwise_stages(sweep)
 
 
-def gathered() -> None:
+def family_best(rows: pd.DataFrame, family: str) -> pd.Series:
+    """Fastest ok latency of ``family`` per problem."""
+    rows = rows[(rows.family == family) & rows.ok.astype(bool)]
+    return rows.groupby("problem_id").latency_us.min()
+
+
+def depthwise_stages(sweep: pd.DataFrame) -> None:
+    two = family_best(pd.read_csv(HERE / "depthwise_rows_stages2.csv.gz"), "wgrad_depthwise_rows")
+    one = family_best(sweep, "wgrad_depthwise_rows")
+    ratio = (one / two).dropna()
+    print(f"\n## wgrad_depthwise_rows at num_stages=2 (call 77)\n\nOver {len(ratio)} problems "
+          f"its fastest two-stage config runs at {geomean(ratio):.3f}x the speed of its "
+          f"fastest one-stage config (geomean; min {ratio.min():.2f}, max {ratio.max():.2f}).")
+
+
+def gathered(sweep: pd.DataFrame) -> None:
     halo = pd.read_csv(HERE / "gathered_taps_rows.csv.gz")
-    rows = pd.read_csv(SWEEP)
-    rows = rows[(rows.family == "wgrad_grouped_taps") & rows.ok.astype(bool)]
-    t = pd.DataFrame({"shipped space us": rows.groupby("problem_id").latency_us.min(),
-                      "gathered taps us": halo[halo.ok.astype(bool)]
-                      .groupby("problem_id").latency_us.min()}).dropna()
+    t = pd.DataFrame({"shipped space us": family_best(sweep, "wgrad_grouped_taps"),
+                      "gathered taps us": family_best(halo, "wgrad_grouped_taps")}).dropna()
     t["gathered / shipped speed"] = t["shipped space us"] / t["gathered taps us"]
     ratio = t["gathered / shipped speed"]
     print(f"\n## Gathered taps (call 78)\n\n{sweep_provenance(SWEEP.parent, ['bwd_wgrad'])}"
