@@ -257,6 +257,15 @@ def box_images(n: int, oh: int, block_m: int, tile_w: int) -> tuple[int, int]:
     return best[1], best[2]
 
 
+def box_use(geom, block_m: int, tile_w: int) -> float:
+    """Share of a box's pixels that lie inside the output: rows past OH, columns past OW
+    and images past the batch are wasted (``box_images``)."""
+    _, oh, ow = geom.out_spatial
+    rows, images = box_images(geom.n, oh, block_m, tile_w)
+    return (oh / (cdiv(oh, rows) * rows) * ow / (cdiv(ow, tile_w) * tile_w)
+            * geom.n / (cdiv(geom.n, images) * images))
+
+
 def box_grid(geom, block_m: int, tile_w: int,
              one_image: bool = False) -> tuple[int, int, int, int, int]:
     """(pixel tiles, tiles along OH, tiles along OW, TILE_H, images a box) of the box
@@ -326,8 +335,9 @@ def box_conv_rejects(geom, plain_1x1: str, strided_ok: bool = False) -> str | No
 
 
 # (BLOCK_M, TILE_W, BLOCK_N, BLOCK_K, num_warps, num_stages): BLOCK_M pixels a tile,
-# BLOCK_M / TILE_W rows of TILE_W. TILE_W is a multiple of 8 so that the box's rows keep
-# the 128-byte swizzle when the [TILE_H, TILE_W] pixels are read as one GEMM dim.
+# BLOCK_M / TILE_W rows of TILE_W (spread over images by box_images). TMA's 128-byte
+# swizzle follows the shared-memory address, so a box of any width flattens into the
+# [BLOCK_M, BLOCK_K] operand wgmma reads from shared memory (the sm_90 compile test).
 # BLOCK_N is wgmma's M (the accumulator is [channels, pixels]): 64 a warpgroup.
 TMA_CONV_TILES = (
     (64, 8, 64, 64, 4, 4), (64, 8, 128, 64, 4, 4), (64, 8, 256, 64, 8, 3),
@@ -339,6 +349,16 @@ TMA_CONV_TILES = (
     (128, 16, 128, 128, 4, 3), (128, 8, 256, 64, 8, 3), (128, 16, 128, 64, 4, 5),
     (128, 8, 128, 64, 4, 4), (64, 8, 128, 128, 4, 3),
 )
+# Narrow boxes (TILE_W < 8) for maps 7, 14 or 28 pixels wide, where every box of 8 or
+# more columns reaches past the map: 1, 2 or 4 columns, the batch filling the box
+# (ResNet-50 layer4 at batch 128: 128 images of one pixel a box, none wasted). The tile
+# shapes are those that won most often among the wide boxes on batched problems.
+NARROW_TILE_SHAPES = ((128, 128, 64, 4, 5), (256, 128, 64, 8, 3), (128, 64, 64, 4, 4),
+                      (64, 128, 32, 4, 4), (128, 128, 64, 8, 3), (64, 128, 64, 4, 4),
+                      (64, 128, 128, 4, 3), (128, 128, 128, 4, 3))
+NARROW_TILE_W = (1, 2, 4)
+# An 8-wide box; narrower ones must fill a larger share of their pixels than it does.
+WIDE_BOX = 8
 
 
 class ImplicitGemmTmaFamily(KernelFamily):
@@ -347,7 +367,11 @@ class ImplicitGemmTmaFamily(KernelFamily):
                "block), zero fill as padding; phase boxes at a 2D stride")
     configs = tuple(Config(BLOCK_M=bm, TILE_W=tw, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
                            num_warps=wp, num_stages=st)
-                    for bm, tw, bn, bk, wp, st in TMA_CONV_TILES)
+                    for bm, tw, bn, bk, wp, st in TMA_CONV_TILES + tuple(
+                        (bm, tw, bn, bk, wp, st) for tw in NARROW_TILE_W
+                        for bm, bn, bk, wp, st in NARROW_TILE_SHAPES))
+    # The dgrad twin's: one-image boxes (its rows were measured with them), none narrow.
+    dgrad_configs = tuple(c for c in configs if c["TILE_W"] >= WIDE_BOX)
 
     def supports(self, geom) -> str | None:
         if reason := box_conv_rejects(geom, "pointwise_tma", strided_ok=True):
@@ -369,7 +393,13 @@ class ImplicitGemmTmaFamily(KernelFamily):
     def config_ok(self, geom, cfg, device) -> str | None:
         _, oh, ow = geom.out_spatial
         tile_w = cfg["TILE_W"]
-        if tile_w > max(8, next_pow2(ow)) or cfg["BLOCK_M"] // tile_w > max(8, next_pow2(oh)):
+        if tile_w < WIDE_BOX:
+            use, wide = (box_use(geom, cfg["BLOCK_M"], tw) for tw in (tile_w, WIDE_BOX))
+            if use <= wide + 0.01:
+                return (f"a {tile_w}-pixel-wide box fills {use:.0%} of its pixels, "
+                        f"an {WIDE_BOX}-wide one {wide:.0%}")
+        elif (tile_w > max(8, next_pow2(ow))
+              or cfg["BLOCK_M"] // tile_w > max(8, next_pow2(oh))):
             return (f"a {cfg['BLOCK_M'] // tile_w}x{tile_w} pixel tile exceeds the "
                     f"{oh}x{ow} output")
         if cfg["BLOCK_N"] > max(64, next_pow2(geom.k)):

@@ -240,6 +240,31 @@ def test_int64_offsets_path_is_correct(monkeypatch):
         _check(_first(family, geom), geom)
 
 
+def test_splitk_reduce_pass_spreads_over_programs():
+    """The reduce pass's blocks leave about REDUCE_PROGRAMS programs (a 196 x 256 output:
+    392, not the 16 of 64 x 64 blocks), at most 64 x 64 outputs each, channel blocks no
+    wider than K needs; and a split launch's result does not depend on the blocks."""
+    import unittest.mock
+
+    from convdispatch.kernels import splitk as sk
+    from convdispatch.kernels.base import next_pow2
+    from convdispatch.kernels.common import cdiv
+
+    for m, k in ((196, 256), (49, 512), (4096, 8), (784, 512), (10**6, 64), (1, 3)):
+        bm, bn, warps = sk.reduce_block(m, k)
+        assert bm <= 64 and bn <= min(next_pow2(k), 64) and 1 <= warps <= 4
+        programs = cdiv(m, bm) * cdiv(k, bn)
+        assert programs >= min(sk.REDUCE_PROGRAMS, m * cdiv(k, bn)) or bm == 64, (m, k)
+    assert sk.reduce_block(196, 256) == (2, 64, 1)
+    geom = G(n=1, c=64, k=48, h=5, w=5, r=3, s=3, pad=(0, 1, 1))
+    cand = _first("splitk", geom)
+    x, w, b = tensors_for(geom)
+    ref = run_candidate(cand, x, w, b, geom)
+    for blocks in ((64, 64, 4), (1, 16, 1)):
+        with unittest.mock.patch.object(sk, "reduce_block", lambda m, k, v=blocks: v):
+            assert torch.equal(run_candidate(cand, x, w, b, geom), ref), blocks
+
+
 def test_needs_int64_detects_large_offsets():
     from convdispatch.kernels.base import ConvCall
 

@@ -34,6 +34,12 @@ CFG32 = Config(BLOCK_M=64, TILE_W=8, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_war
                num_stages=4)
 
 
+def narrow(tile_w: int, block_m: int = 64) -> Config:
+    """A narrow-box config (TILE_W < 8) of the family's space."""
+    return Config(BLOCK_M=block_m, TILE_W=tile_w, BLOCK_N=128, BLOCK_K=32, GROUP_M=8,
+                  num_warps=4, num_stages=4)
+
+
 @pytest.fixture
 def no_fallback(monkeypatch):
     """Fail if a launch leaves the TMA path for implicit_gemm's pointer kernel."""
@@ -66,6 +72,14 @@ def no_fallback(monkeypatch):
     (G(n=7, c=32, k=24, h=4, w=8, r=3, s=3, pad=(0, 1, 1), dtype="float32"), CFG32),
     (G(n=8, c=32, k=40, h=8, w=16, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
        dtype="float16"), CFG32),
+    # narrow boxes: one column of 8 rows x 8 images on 7x7 maps; 2 columns, 3 images past
+    # the batch; phase boxes; 3D
+    (G(n=8, c=32, k=24, h=7, w=7, r=3, s=3, pad=(0, 1, 1), dtype="float32"), narrow(1)),
+    (G(n=13, c=32, k=40, h=6, w=6, r=3, s=3, pad=(0, 1, 1), dtype="float16"), narrow(2)),
+    (G(n=9, c=32, k=24, h=14, w=14, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+       dtype="float16"), narrow(2)),
+    (G(n=8, c=32, k=16, d=3, h=5, w=6, t=3, r=3, s=3, pad=(1, 1, 1), dims=3,
+       dtype="bfloat16"), narrow(4)),
 ], ids=lambda v: v.describe() if isinstance(v, G) else str(v))
 @pytest.mark.parametrize("family", BOTH)
 def test_matches_torch(family, geom, cfg, no_fallback):
@@ -137,6 +151,10 @@ def test_box_images():
     assert tma_conv.box_images(32, 56, 128, 16) == (8, 1)
     assert tma_conv.box_images(4, 6, 64, 8) == (2, 4)
     assert tma_conv.box_images(3, 6, 64, 8) == (8, 1)  # a tie (0.75): the taller box
+    # narrow boxes: the batch fills them
+    assert tma_conv.box_images(128, 7, 128, 1) == (1, 128)
+    assert tma_conv.box_images(32, 28, 128, 4) == (4, 8)
+    assert tma_conv.box_images(16, 14, 64, 2) == (2, 16)
     geom = G(n=32, c=64, k=64, h=7, w=7, r=3, s=3, pad=(0, 1, 1), dtype="float16")
     assert tma_conv.box_grid(geom, 64, 8) == (4 * 7, 7, 1, 1, 8)  # 4 blocks of 8 images
     assert tma_conv.box_grid(geom, 64, 8, one_image=True) == (32, 1, 1, 8, 1)  # dgrad
@@ -197,6 +215,26 @@ def test_feasibility():
     assert all(c.config["TILE_W"] <= 8 for c in FAMILY.candidates(small, h100))
 
 
+def test_narrow_boxes_only_where_they_waste_less():
+    """A box narrower than 8 pixels is offered only where it fills more of its pixels
+    than an 8-wide box: 7-, 14- and 28-wide maps with a batch to fill it, not 56-wide
+    maps or batch 1; the dgrad twin keeps its one-image wide boxes."""
+    h100 = lookup("h100")
+    layer4 = G(n=128, c=512, k=512, h=7, w=7, r=3, s=3, pad=(0, 1, 1), dtype="float16")
+    assert tma_conv.box_use(layer4, 128, 1) == 1.0
+    assert tma_conv.box_use(layer4, 128, 8) == pytest.approx(7 / 8)
+    widths = {c.config["TILE_W"] for c in FAMILY.candidates(layer4, h100)}
+    assert 1 in widths and not widths & {2, 4}
+    vgg = G(n=16, c=512, k=512, h=28, w=28, r=3, s=3, pad=(0, 1, 1), dtype="float16")
+    assert {1, 2, 4} <= {c.config["TILE_W"] for c in FAMILY.candidates(vgg, h100)}
+    for geom in (dataclasses.replace(layer4, h=56, w=56), dataclasses.replace(layer4, n=1)):
+        assert "an 8-wide one" in FAMILY.config_ok(geom, narrow(1, 128), h100)
+        assert all(c.config["TILE_W"] >= 8 for c in FAMILY.candidates(geom, h100))
+    twin = registry.family("dgrad_implicit_gemm_tma")
+    assert twin.configs and all(c["TILE_W"] >= 8 for c in twin.configs)
+    assert len(FAMILY.configs) > len(twin.configs)
+
+
 def test_dgrad_twin_reads_the_stored_filter_reversed(no_fallback):
     """dgrad_implicit_gemm_tma: dY through this kernel with the stored filter's boxes at
     the reversed tap; also with K (the reduction) not a multiple of BLOCK_N."""
@@ -218,22 +256,26 @@ _BOXES = {"x_desc": (1, 1, 8, 16, 64), "y_desc": (1, 1, 8, 16, 128),
 
 
 @pytest.mark.parametrize("programs", [0, 132], ids=["one_tile", "persistent"])
-@pytest.mark.parametrize("dgrad,strided,images", [(False, False, 1), (True, False, 1),
-                                                   (False, True, 1), (False, False, 4),
-                                                   (False, True, 4)],
-                         ids=["forward", "dgrad", "strided", "images", "strided_images"])
-def test_compiles_to_tma_boxes_and_smem_wgmma_for_sm90(dgrad, strided, images, programs):
+@pytest.mark.parametrize("dgrad,strided,images,tile_w", [
+    (False, False, 1, 16), (True, False, 1, 16), (False, True, 1, 16), (False, False, 4, 16),
+    (False, True, 4, 16), (False, False, 128, 1), (False, True, 16, 2)],
+    ids=["forward", "dgrad", "strided", "images", "strided_images", "narrow",
+         "strided_narrow"])
+def test_compiles_to_tma_boxes_and_smem_wgmma_for_sm90(dgrad, strided, images, tile_w,
+                                                        programs):
     """Compiled for sm_90 (no GPU needed): 5D input boxes and 2D filter boxes by TMA, the
     output by a TMA store, and every wgmma reads both operands from shared memory (the
     pixel box's reshape folds into a shared-memory view only as the B operand; also for
-    the strided phase box [1, TILE_H, 1, TILE_W, BLOCK_K] and boxes of 4 images)."""
-    rows = 8 // images
+    the strided phase box [1, TILE_H, 1, TILE_W, BLOCK_K], boxes of 4 images and narrow
+    boxes: one column of 128 images, 2 columns x 4 rows x 16 images)."""
+    rows = 128 // tile_w // images
     boxes = dict(_BOXES, w_desc=(64, 128) if dgrad else (128, 64),
-                 x_desc=(images, rows, 1, 16, 64) if strided else (images, 1, rows, 16, 64),
-                 y_desc=(images, 1, rows, 16, 128), r_desc=(images, 1, rows, 16, 128))
+                 x_desc=((images, rows, 1, tile_w, 64) if strided
+                         else (images, 1, rows, tile_w, 64)),
+                 y_desc=(images, 1, rows, tile_w, 128), r_desc=(images, 1, rows, tile_w, 128))
     got = compile_for_sm90("convdispatch.kernels.implicit_gemm_tma", "igemm_tma_kernel",
                            dict(_TILE, DGRAD=dgrad, STRIDED=strided, PROGRAMS=programs,
-                                IMAGES=images), boxes)
+                                IMAGES=images, TILE_W=tile_w), boxes)
     assert got == {"tma": ["2d.shared", "5d.global", "5d.shared"], "wgmma": True,
                    "smem_operands": True}
 
@@ -258,6 +300,14 @@ GPU_CASES = [
     G(n=4, c=128, k=128, h=56, w=56, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),  # layer2.0
     G(n=2, c=256, k=512, h=56, w=56, r=1, s=1, stride=(1, 2, 2)),  # layer2.0.downsample
 ]
+# Narrow boxes (TILE_W < 8): layer4 3x3 at batch 64, layer3.0's strided 3x3 at batch 16,
+# a batch that leaves boxes part empty, 3D.
+GPU_NARROW_CASES = [
+    G(n=64, c=512, k=512, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+    G(n=16, c=256, k=256, h=28, w=28, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+    G(n=12, c=128, k=96, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),
+    G(n=8, c=64, k=128, d=4, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+]
 
 
 @pytest.mark.gpu
@@ -275,3 +325,21 @@ def test_gpu_configs_match_torch(base, dtype, tol, family, no_fallback):
     if dtype != "float16":
         cands = cands[:4]
     check_candidates_on_gpu(cands, geom, tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,tol", [("float16", 1e-2), ("bfloat16", 3e-2), ("float32", 1e-2)])
+@pytest.mark.parametrize("base", GPU_NARROW_CASES, ids=lambda g: g.describe())
+@pytest.mark.parametrize("family", BOTH)
+def test_gpu_narrow_boxes_match_torch(base, dtype, tol, family, no_fallback):
+    """Every feasible narrow-box config (fp16; bf16/fp32: the first two) against torch
+    (float32's larger boxes leave none for the 3D case)."""
+    from convdispatch.kernels.device import spec_of
+
+    geom = dataclasses.replace(base, dtype=dtype)
+    cands = [c for c in registry.family(family).candidates(geom, spec_of("cuda"))
+             if c.config["TILE_W"] < tma_conv.WIDE_BOX]
+    if not cands and dtype == "float32":
+        pytest.skip("no narrow box fits float32's shared memory here")
+    assert cands, geom.describe()
+    check_candidates_on_gpu(cands if dtype == "float16" else cands[:2], geom, tol)

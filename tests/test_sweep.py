@@ -542,6 +542,24 @@ def test_family_gain_compares_a_family_with_the_others_best(monkeypatch):
         fg.gain_table(["x.csv"], "stem")
 
 
+def test_family_gain_selects_part_of_a_familys_configs(monkeypatch):
+    """--family and --config are fnmatch patterns: the selected configs against every
+    other row, the same families' other configs included."""
+    import convdispatch.validation.family_gain as fg
+
+    rows = [{"problem_id": "a/p1/n8/float16", "key": "p1", "family": fam, "config": cfg,
+             "latency_us": us, "cudnn_us": 30.0, "status": "ok"}
+            for fam, cfg, us in (("implicit_gemm_tma", "TILE_W=1", 20.0),
+                                 ("implicit_gemm_tma_persistent", "TILE_W=16", 25.0),
+                                 ("implicit_gemm_tma_persistent", "TILE_W=2", 22.0),
+                                 ("implicit_gemm", "BLOCK_M=64", 40.0))]
+    monkeypatch.setattr(fg, "_load", lambda csvs: pd.DataFrame(rows))
+    t = fg.gain_table(["x.csv"], "implicit_gemm_tma*", config="TILE_W=[124]")
+    assert t["family_us"].tolist() == [20.0] and t["others_us"].tolist() == [25.0]
+    with pytest.raises(ValueError, match="with config 'TILE_W=4'"):
+        fg.gain_table(["x.csv"], "implicit_gemm_tma*", config="TILE_W=4")
+
+
 def test_out_of_memory_checks_run_again_one_at_a_time():
     """A check that ran out of GPU memory beside its neighbours is run again alone; its
     second outcome is the one recorded, and other failures are not retried."""

@@ -1,12 +1,15 @@
-"""What one kernel family adds over the others, from sweep CSVs (markdown).
+"""What one kernel family (or part of its configs) adds over the rest, from sweep CSVs.
 
     python -m convdispatch.validation.family_gain --family depthwise_rows \
         data/sweeps/h100/train.csv data/sweeps/h100/holdout.csv [--only GLOB]
+    python -m convdispatch.validation.family_gain --family 'implicit_gemm_tma*' \
+        --config '*TILE_W=[124];*' data/sweeps/h100/train.csv
 
-Per problem with ok rows of the family and of at least one other family: the
-family's best latency, the best of the other families and cuDNN's; then the
-geometric mean and range of (others' best / family's best), and of cuDNN over the
-best of all, before and after the family.
+Per problem with ok rows of the selection (families matching ``--family``, configs
+matching ``--config``; fnmatch patterns) and of at least one other row: the
+selection's best latency, the best of the rest and cuDNN's; then the geometric mean
+and range of (rest's best / selection's best), and of cuDNN over the best of all,
+before and after the selection. Markdown on stdout.
 """
 
 from __future__ import annotations
@@ -21,17 +24,22 @@ import pandas as pd
 from .sweep_summary import _load
 
 
-def gain_table(csvs: Sequence[str], family: str, only: str | None = None) -> pd.DataFrame:
-    """One row per problem: family best, others' best, cuDNN (microseconds)."""
+def gain_table(csvs: Sequence[str], family: str, only: str | None = None,
+               config: str | None = None) -> pd.DataFrame:
+    """One row per problem: the selection's best, the rest's best, cuDNN (microseconds)."""
     df = _load(csvs)
     ok = df[df["status"] == "ok"]
     if only:
         ok = ok[ok["problem_id"].map(lambda p: fnmatch.fnmatch(p, only))]
-    if family not in set(ok["family"]):
-        raise ValueError(f"no ok row of family {family!r} in {list(csvs)}"
+    sel = ok["family"].map(lambda f: fnmatch.fnmatch(f, family))
+    if config:
+        sel &= ok["config"].map(lambda c: fnmatch.fnmatch(c, config))
+    if not sel.any():
+        raise ValueError(f"no ok row of family {family!r}"
+                         + (f" with config {config!r}" if config else "") + f" in {list(csvs)}"
                          + (f" matching {only!r}" if only else ""))
-    mine = ok[ok["family"] == family].groupby("key")["latency_us"].min()
-    others = ok[ok["family"] != family].groupby("key")["latency_us"].min()
+    mine = ok[sel].groupby("key")["latency_us"].min()
+    others = ok[~sel].groupby("key")["latency_us"].min()
     out = pd.DataFrame({"family_us": mine, "others_us": others}).dropna()
     first = ok.groupby("key")[["problem_id", "cudnn_us"]].first()
     return first.join(out, how="inner").sort_values("problem_id")
@@ -62,11 +70,14 @@ def gain_markdown(t: pd.DataFrame, family: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csvs", nargs="+")
-    ap.add_argument("--family", required=True)
+    ap.add_argument("--family", required=True, help="family name or fnmatch pattern")
+    ap.add_argument("--config", default=None, metavar="GLOB",
+                    help="only the selected families' configs whose text matches (fnmatch)")
     ap.add_argument("--only", default=None, metavar="GLOB",
                     help="problems whose id matches (fnmatch)")
     a = ap.parse_args(argv)
-    print(gain_markdown(gain_table(a.csvs, a.family, a.only), a.family), end="")
+    label = a.family + (f" {a.config}" if a.config else "")
+    print(gain_markdown(gain_table(a.csvs, a.family, a.only, a.config), label), end="")
     return 0
 
 
