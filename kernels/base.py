@@ -156,6 +156,12 @@ class KernelFamily:
     # that are an optimisation on top of another one, like split-K).
     always_offer: bool = True
 
+    @property
+    def dgrad_configs(self) -> tuple[Config, ...]:
+        """The configs a dgrad twin (``dgrad_forward.ForwardDgradFamily``) runs this
+        family's kernel with: all of them unless a family says otherwise."""
+        return self.configs
+
     def supports(self, geom: ConvGeometry) -> str | None:
         raise NotImplementedError
 

@@ -12,6 +12,10 @@ import triton.language as tl
 from .base import next_pow2
 from .device import DeviceSpec, spec_of
 
+# Programs a separate split-reduction pass is sized for (splitk's reduce_block, the wgrad
+# families' reduce_tile): about two an SM, so that the pass is not latency-bound on a few.
+REDUCE_PROGRAMS = 256
+
 
 @triton.jit
 def split_rows(offs_m, OD, OH, OW):

@@ -251,7 +251,7 @@ class ForwardDgradFamily(GradFamily):
         self.lattice = lattice  # can write a strided 1x1's dX through a lattice view
         self.name = f"dgrad_{forward.name}"
         self.summary = f"gradient of the input by the forward {forward.name} kernel on dY"
-        self.configs = getattr(forward, "dgrad_configs", forward.configs)
+        self.configs = forward.dgrad_configs
         self.dtypes = forward.dtypes
         self.always_offer = forward.always_offer
         # Ungrouped GEMM launchers read the stored filter in place (strides); the others

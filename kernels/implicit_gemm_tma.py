@@ -240,6 +240,11 @@ def descriptor(t: torch.Tensor, view: tuple[list[int], list[int]], box: list[int
     return TensorDescriptor(t, view[0], view[1], box)
 
 
+def filled(extent: int, block: int) -> float:
+    """Share of ``block``-sized tiles over ``extent`` that lies inside it."""
+    return extent / (cdiv(extent, block) * block)
+
+
 def box_images(n: int, oh: int, block_m: int, tile_w: int) -> tuple[int, int]:
     """(TILE_H, images) of a BLOCK_M-pixel box TILE_W wide: the power-of-two row count
     whose tiles waste the fewest pixels past the output's rows and past its batch (a box
@@ -250,7 +255,7 @@ def box_images(n: int, oh: int, block_m: int, tile_w: int) -> tuple[int, int]:
     rows = block_m // tile_w
     while rows >= 1:
         images = block_m // tile_w // rows
-        used = oh / (cdiv(oh, rows) * rows) * n / (cdiv(n, images) * images)
+        used = filled(oh, rows) * filled(n, images)
         if used > best[0] + 1e-9:
             best = (used, rows, images)
         rows //= 2
@@ -262,8 +267,7 @@ def box_use(geom, block_m: int, tile_w: int) -> float:
     and images past the batch are wasted (``box_images``)."""
     _, oh, ow = geom.out_spatial
     rows, images = box_images(geom.n, oh, block_m, tile_w)
-    return (oh / (cdiv(oh, rows) * rows) * ow / (cdiv(ow, tile_w) * tile_w)
-            * geom.n / (cdiv(geom.n, images) * images))
+    return filled(oh, rows) * filled(ow, tile_w) * filled(geom.n, images)
 
 
 def box_grid(geom, block_m: int, tile_w: int,

@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily, next_pow2, prev_pow2
-from .common import cdiv, needs_int64, out_args, split_rows, store_tile
+from .common import REDUCE_PROGRAMS, cdiv, needs_int64, out_args, split_rows, store_tile
 from .implicit_gemm import gemm_smem, k_iters, launch_igemm, make_configs, tiles_fit
 from .launcher import launch_kernel, workspace
 
@@ -39,16 +39,12 @@ def splitk_reduce_kernel(
                HAS_BIAS, HAS_RES, ACT, INT64)
 
 
-# Programs the reduce pass aims for: two per SM and then some. Its first tiling, 64 x 64
-# outputs a program, left 16 programs on a 196 x 256 output and took 4-6 us of 14-25 us
-# layers (ResNet-50 layer3 at batch 1, SD-VAE; validation/results/narrow_boxes_h100/).
-REDUCE_PROGRAMS = 256
-
-
 def reduce_block(m: int, k: int) -> tuple[int, int, int]:
     """(BLOCK_M, BLOCK_N, num_warps) of the reduce pass over an M x K output: a block of
     up to 64 channels (fewer where K is smaller) and as many rows as leave about
-    ``REDUCE_PROGRAMS`` programs, at most 64."""
+    ``REDUCE_PROGRAMS`` programs, at most 64. Its first tiling, 64 x 64 outputs a program,
+    left 16 programs on a 196 x 256 output and took 4-12 us of 14-49 us layers (ResNet-50
+    layer3 at batch 1, SD-VAE; validation/results/narrow_boxes_h100/)."""
     bn = min(64, next_pow2(k))
     bm = min(64, prev_pow2(max(m * k // (REDUCE_PROGRAMS * bn), 1)))
     return bm, bn, max(1, min(4, bm * bn // 256))

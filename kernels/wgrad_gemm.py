@@ -16,7 +16,16 @@ import triton
 import triton.language as tl
 
 from .base import Config, GradCall, next_pow2, prev_pow2, tile_fits
-from .common import cdiv, dot_precision, needs_int64, pixel_tap_rows, strides5, tile_ids, upcast_dot
+from .common import (
+    REDUCE_PROGRAMS,
+    cdiv,
+    dot_precision,
+    needs_int64,
+    pixel_tap_rows,
+    strides5,
+    tile_ids,
+    upcast_dot,
+)
 from .grad_common import GradFamily, GradGrid, grad_acc
 from .implicit_gemm import gemm_smem, make_configs
 from .launcher import launch_kernel, workspace
@@ -127,11 +136,11 @@ def wgrad_reduce_kernel(ws_ptr, dw_ptr, TOTAL, KC, CG, R, S, SPLIT,
 
 def reduce_tile(total: int, split: int) -> tuple[int, int, int]:
     """(BLOCK elements, SLICES slices, num_warps) of a reduction program: blocks small
-    enough for about 256 programs (a depthwise dW has a few hundred elements), every
+    enough for about ``REDUCE_PROGRAMS`` programs (a depthwise dW has a few hundred elements), every
     slice in one step up to REDUCE_TILE values. On the H100 a 288-element dW of 483
     slices took 24 us as 18 programs of 16 elements walking 128 slices a step (Nsight
     Compute, validation/results/depthwise_wgrad_rows_h100/)."""
-    block = max(2, min(512, prev_pow2(total // 256)))
+    block = max(2, min(512, prev_pow2(total // REDUCE_PROGRAMS)))
     slices = min(next_pow2(split), max(4, REDUCE_TILE // block))
     return block, slices, 8 if block * slices >= 4096 else 4
 

@@ -336,3 +336,16 @@ def test_malformed_csv_geometry_header_and_duplicates(tmp_path):
 def test_csv_files_match_build_sets():
     """The CSVs and README tables on disk are what build_sets produces: they cannot drift."""
     assert build_sets.stale_files() == []
+
+
+def test_problem_by_id_reads_the_problem_from_its_set():
+    from convdispatch.data.problems import problem_by_id
+
+    for pid in ("resnet50/layer3.0.conv2/n128/float16", "random_train/r0_13/n32/float16",
+                "resnet50/conv1/n1/bfloat16"):
+        assert problem_by_id(pid).id == pid
+    assert problem_by_id("resnet50/layer3.0.conv2/n128/float16").geom.stride == (1, 2, 2)
+    with pytest.raises(ValueError, match="no problem"):
+        problem_by_id("resnet50/layer9.conv1/n1/float16")
+    with pytest.raises(ValueError, match="SET/LAYER"):
+        problem_by_id("resnet50")

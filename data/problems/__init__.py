@@ -37,8 +37,19 @@ def load_problems(spec: str, dtypes: Sequence[str] | str | None = None) -> list[
     return unique(out)
 
 
+def problem_by_id(pid: str) -> Problem:
+    """The problem whose id is ``pid`` ('SET/LAYER/nN/DTYPE'), read from its set."""
+    parts = pid.split("/")
+    if len(parts) < 3:
+        raise ValueError(f"problem id {pid!r} is not 'SET/LAYER/nN/DTYPE'")
+    for p in load_problems(parts[0], parts[-1]):
+        if p.id == pid:
+            return p
+    raise ValueError(f"no problem {pid!r} in set {parts[0]!r}")
+
+
 __all__ = [
     "HOLDOUT_SETS", "MAX_FLOPS", "MAX_TENSOR_BYTES", "PLANS", "Problem", "TRAIN_SETS",
-    "list_sets", "load_problems", "load_set", "plan", "plan_names", "random_problems",
-    "split_of", "within_caps",
+    "list_sets", "load_problems", "load_set", "plan", "plan_names", "problem_by_id",
+    "random_problems", "split_of", "within_caps",
 ]

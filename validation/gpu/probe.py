@@ -17,7 +17,7 @@ import dataclasses
 import sys
 
 import torch
-from convdispatch.data.problems import load_problems
+from convdispatch.data.problems import problem_by_id
 from convdispatch.dispatcher import run_candidate
 from convdispatch.kernels.base import Candidate
 from convdispatch.validation.inputs import make_inputs, seed_of
@@ -46,11 +46,6 @@ TARGETS = {
 }
 
 
-def problem(pid: str):
-    set_name = pid.split("/")[0]
-    return next(p for p in load_problems(set_name) if p.id == pid)
-
-
 def runner(geom, cand_id: str | None, seed: int):
     """The sweep's closures: cuDNN (cand_id None) or a forced candidate."""
     x, w, b = make_inputs(geom, "cuda", seed)
@@ -62,7 +57,7 @@ def runner(geom, cand_id: str | None, seed: int):
 
 def profile(target: str) -> None:
     pid, cand = TARGETS[target]
-    fn = runner(problem(pid).geom, cand, seed_of(pid))
+    fn = runner(problem_by_id(pid).geom, cand, seed_of(pid))
     for _ in range(5):  # compile, pick cuDNN's algorithm, warm the caches' state
         fn()
     torch.cuda.synchronize()
@@ -75,7 +70,7 @@ def profile(target: str) -> None:
 def probe_rows():
     timer = CudaTimer(TimingSettings(warmup_ms=5, rep_ms=20))
     for target, (pid, cand) in TARGETS.items():
-        p = problem(pid)
+        p = problem_by_id(pid)
         g = p.geom
         (us, _, _), _ = timer.measure(runner(g, cand, seed_of(pid)))
         yield target, us, g.min_bytes / us / 1e3, g.flops / us / 1e6

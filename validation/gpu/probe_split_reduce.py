@@ -15,7 +15,7 @@ import csv
 import sys
 from contextlib import contextmanager
 
-from convdispatch.data.problems import load_problems
+from convdispatch.data.problems import problem_by_id
 from convdispatch.dispatcher.launch import empty_grad, launch, launch_grad, run_candidate
 from convdispatch.kernels import splitk, wgrad_gemm
 from convdispatch.kernels.base import Candidate
@@ -41,10 +41,6 @@ def reduce_left_out():
         splitk.launch_kernel, wgrad_gemm.reduce_splits = launch_kernel, reduce_splits
 
 
-def problem(pid: str):
-    return next(p for p in load_problems(pid.split("/")[0]) if p.id == pid)
-
-
 def split_rows(path: str, direction: str | None) -> list[dict]:
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -60,7 +56,7 @@ def split_rows(path: str, direction: str | None) -> list[dict]:
 
 def closures(row: dict, seed: int):
     """(whole launch, launch without its reduction) of the row's chosen candidate."""
-    p, cand = problem(row["problem_id"]), Candidate.parse(row["chosen"])
+    p, cand = problem_by_id(row["problem_id"]), Candidate.parse(row["chosen"])
     g = p.geom
     x, w, b = make_tensors(g, "cuda", seed)
     if row["direction"] == "forward":
