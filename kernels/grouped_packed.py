@@ -16,6 +16,11 @@ instead of the whole tile from L2 once per tap. L1_TAPS=1 keeps the software
 pipeline and still goes through L1: its input copies are 8-byte ``cp.async.ca``
 instead of 16-byte ``cp.async.cg`` (which bypass L1).
 
+With SPLIT_K > 1 (layers of fewer tiles than two waves, such as 3D ResNeXt at batch 1:
+32 tiles of 27 taps), program axis 1 splits the (tap, channel block) steps into SPLIT_K
+runs whose float32 partial sums go to a workspace; ``splitk``'s reduce pass adds them in
+a fixed order (deterministic) and applies the epilogue.
+
 Because the zeros are multiplied, an Inf or NaN in one group's input turns
 the same pixel's outputs of the other groups in the tile into NaN (torch
 keeps them finite); finite inputs give exact group isolation.
@@ -44,24 +49,26 @@ from .common import (
     upcast_dot,
 )
 from .implicit_gemm import gemm_smem
-from .launcher import launch_kernel
+from .launcher import launch_kernel, workspace
+from .splitk import launch_split_reduce
 
 # Spatial sizes, strides, pads and the loop length vary per layer without
 # changing the code; channel counts (C, K, CG, KG) stay specialised because
 # their divisibility proves the channel-run offsets 16-byte aligned.
 _RUNTIME_INTS = ["M", "D", "H", "W", "OD", "OH", "OW", "R", "S", "TILES_H", "TILES_W",
-                 "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw", "K_ITERS"]
+                 "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw", "K_ITERS",
+                 "ITERS_PER_SPLIT"]
 
 
 @triton.jit(do_not_specialize=_RUNTIME_INTS)
 def packed_kernel(
     x_ptr, w_ptr, out_ptr, syn, syc, syd, syh, syw,
-    bias_ptr, res_ptr, srn, src, srd, srh, srw,
+    bias_ptr, res_ptr, srn, src, srd, srh, srw, ws_ptr,
     M, C, K, D, H, W, OD, OH, OW, R, S, TILES_H, TILES_W,
     std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
     sxn, sxc, sxd, sxh, sxw, swk, swc, swt, swr, sws,
-    K_ITERS,
-    CG: tl.constexpr, KG: tl.constexpr, GPT: tl.constexpr,
+    K_ITERS, ITERS_PER_SPLIT,
+    CG: tl.constexpr, KG: tl.constexpr, GPT: tl.constexpr, SPLIT_K: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     TILE_W: tl.constexpr, EVEN_C: tl.constexpr, HAS_DEPTH: tl.constexpr,
     ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
@@ -100,13 +107,19 @@ def packed_kernel(
     x_origin = tap_origin(x_row, id0, ih0, iw0, sxd, sxh, sxw, HAS_DEPTH)
     offs_c0 = tl.arange(0, BLOCK_K)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    cb, ks, kr, kt = first_step(0, C_BLOCKS, R, S)
+    # Program axis 1 is the split: steps [i * K_ITERS // SPLIT_K, (i + 1) * K_ITERS //
+    # SPLIT_K), at most ITERS_PER_SPLIT (the loop's steps past the run load nothing).
+    it = tl.program_id(1) * K_ITERS // SPLIT_K
+    it_end = (tl.program_id(1) + 1) * K_ITERS // SPLIT_K
+    cb, ks, kr, kt = first_step(it, C_BLOCKS, R, S)
     # One flattened loop over (t, r, s, channel block) so the software pipeline
     # spans all taps; its bound does not depend on program ids (interpreter).
-    for _ in range(0, K_ITERS):
+    for _ in range(0, ITERS_PER_SPLIT):
         row_ok, x_off, w_off = tap_at(
             ks, kr, kt, m_mask, D, H, W, x_origin, id0, ih0, iw0, dld, dlh, dlw,
             sxd, sxh, sxw, w_col, swt, swr, sws, HAS_DEPTH)
+        if SPLIT_K > 1:
+            row_ok = row_ok & (it < it_end)
         c_rel = cb * BLOCK_K + offs_c0
         a_offs = x_off[:, None] + (c_rel * sxc)[None, :]
         if L1_VEC:
@@ -123,6 +136,8 @@ def packed_kernel(
         # Block-diagonal weights: B[c, k] = w[k, c - group(k) * CG, tap] inside
         # the column's group, else 0 (which also covers c past the run or C).
         diag = ((c_rel // CG)[:, None] == k_grp[None, :]) & k_mask[None, :]
+        if SPLIT_K > 1:
+            diag = diag & (it < it_end)
         b_ptrs = w_ptr + w_off[None, :] + (c_rel * swc)[:, None]
         b = tl.load(b_ptrs, mask=diag, other=0.0)
         if UPCAST:
@@ -130,9 +145,17 @@ def packed_kernel(
             b = b.to(tl.float32)
         acc = tl.dot(a, b, acc, input_precision=PREC)
         cb, ks, kr, kt = next_step(cb, ks, kr, kt, C_BLOCKS, R, S)
-    store_tile(acc, n, od, oh, ow, m_mask, k_glob, k_mask,
-               out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr, srn, src, srd, srh, srw,
-               HAS_BIAS, HAS_RES, ACT, INT64)
+        it += 1
+    if SPLIT_K == 1:
+        store_tile(acc, n, od, oh, ow, m_mask, k_glob, k_mask,
+                   out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr, srn, src, srd, srh,
+                   srw, HAS_BIAS, HAS_RES, ACT, INT64)
+    else:
+        # Partial sums into the [SPLIT_K, M, K] float32 workspace, rows in output-pixel
+        # order; splitk's reduce pass adds them in a fixed order and applies the epilogue.
+        m_flat = ((n * OD + od) * OH + oh) * OW + ow
+        ws_off = (tl.program_id(1).to(tl.int64) * M + m_flat)[:, None] * K + k_glob[None, :]
+        tl.store(ws_ptr + ws_off, acc, mask=m_mask[:, None] & k_mask[None, :])
 
 
 def groups_per_tile(geom, block_n: int) -> int:
@@ -173,6 +196,11 @@ def channel_run(geom, block_n: int) -> int:
     return groups_per_tile(geom, block_n) * geom.cg
 
 
+def packed_iters(geom, block_n: int, block_k: int) -> int:
+    """Reduction steps of a packed tile: every tap x the channel blocks of its run."""
+    return geom.t * geom.r * geom.s * cdiv(channel_run(geom, block_n), block_k)
+
+
 def launch_packed(call: ConvCall, cfg: Config) -> None:
     g = call.geom
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
@@ -180,22 +208,26 @@ def launch_packed(call: ConvCall, cfg: Config) -> None:
     if gpt < 1:
         raise ValueError(f"BLOCK_N={bn} is smaller than the {g.kg} output channels a group")
     crun = channel_run(g, bn)
-    iters = g.t * g.r * g.s * cdiv(crun, bk)
+    iters = packed_iters(g, bn, bk)
+    split = cfg.get("SPLIT_K", 1)
+    ws = workspace((split, g.gemm_m, g.k), call.x.device) if split > 1 else call.out
     tw = cfg.get("TILE_W", 0)
     pixel_programs, tiles_h, tiles_w = pixel_grid(g, bm, tw)
-    grid = (pixel_programs * cdiv(g.g, gpt),)
+    grid = (pixel_programs * cdiv(g.g, gpt), split)
     launch_kernel(packed_kernel, grid,
-        call.x, call.w, *out_args(call),
+        call.x, call.w, *out_args(call), ws,
         g.gemm_m, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.r, g.s, tiles_h, tiles_w,
         *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),
-        iters,
-        CG=g.cg, KG=g.kg, GPT=gpt, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, TILE_W=tw,
-        EVEN_C=crun % bk == 0 and g.g % gpt == 0, HAS_DEPTH=g.has_depth, ACT=call.activation,
-        HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
-        PREC=dot_precision(call), UPCAST=upcast_dot(call), INT64=needs_int64(call),
-        L1_VEC=8 // call.x.element_size() if cfg.get("L1_TAPS") else 0,
+        iters, cdiv(iters, split),
+        CG=g.cg, KG=g.kg, GPT=gpt, SPLIT_K=split, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+        TILE_W=tw, EVEN_C=crun % bk == 0 and g.g % gpt == 0, HAS_DEPTH=g.has_depth,
+        ACT=call.activation, HAS_BIAS=call.bias is not None,
+        HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
+        INT64=needs_int64(call), L1_VEC=8 // call.x.element_size() if cfg.get("L1_TAPS") else 0,
         num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
     )
+    if split > 1:
+        launch_split_reduce(call, ws, split)
 
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages). BLOCK_K is the channel
@@ -233,6 +265,14 @@ PACKED_L1_TILES = (
     (128, 32, 32, 4, 4, 8), (128, 64, 64, 4, 3, 16), (256, 32, 32, 8, 3, 16),
 )
 
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages) of split-K tiles x SPLITS: where a
+# layer makes fewer tiles than two waves (3D ResNeXt at batch 1: 32 tiles of 27 taps), the
+# splits run a tap range each into a float32 workspace and splitk's reduce pass adds them.
+PACKED_SPLIT_TILES = ((32, 32, 32, 4, 3), (64, 16, 16, 4, 3), (64, 32, 32, 4, 3),
+                      (64, 64, 64, 4, 3), (128, 16, 16, 4, 3), (128, 32, 32, 4, 3),
+                      (128, 64, 64, 4, 4))
+SPLITS = (2, 3, 4, 8)
+
 MAX_CG = 32  # wider groups fill a matrix-unit tile on their own: grouped_gemm
 MAX_KG = 64
 # A tile of P groups does P times the useful matrix work; on an H100 (4 channels a
@@ -249,7 +289,11 @@ class GroupedPackedFamily(KernelFamily):
         for bm, bn, bk, wp, st, tw in PACKED_2D_TILES) + tuple(
         Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp, num_stages=st, L1_TAPS=1,
                **({"TILE_W": tw} if tw else {}))
-        for bm, bn, bk, wp, st, tw in PACKED_L1_TILES)
+        for bm, bn, bk, wp, st, tw in PACKED_L1_TILES) + tuple(
+        Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp, num_stages=st, SPLIT_K=sp)
+        for sp in SPLITS for bm, bn, bk, wp, st in PACKED_SPLIT_TILES)
+    # The dgrad twin's: unsplit (its rows were measured without splits).
+    dgrad_configs = tuple(c for c in configs if c.get("SPLIT_K", 1) == 1)
 
     def supports(self, geom) -> str | None:
         if geom.g == 1:
@@ -288,6 +332,14 @@ class GroupedPackedFamily(KernelFamily):
                     f"(over {MAX_PACK}x was slower on an H100)")
         if gpt >= 1 and bk > max(16, next_pow2(gpt * geom.cg)):
             return f"BLOCK_K={bk} exceeds the {gpt * geom.cg}-channel run of a tile"
+        split = cfg.get("SPLIT_K", 1)
+        if split > 1 and gpt >= 1:
+            iters = packed_iters(geom, bn, bk)
+            if iters < 2 * split:
+                return f"{iters} reduction steps are too few for SPLIT_K={split}"
+            tiles = cdiv(geom.gemm_m, bm) * cdiv(geom.g, gpt)
+            if tiles >= 2 * device.sm_count:
+                return f"{tiles} tiles already fill {device.sm_count} SMs twice"
         return self.hard_ok(geom, cfg, device)
 
     def launch(self, call: ConvCall, cfg: Config) -> None:

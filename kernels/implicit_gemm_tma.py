@@ -12,12 +12,18 @@ boxes (BLOCK_K divides C, so a box stays within its tap), and the output tile le
 by a TMA store that clips at the image's edges. Bias, residual and activation are
 applied before the store.
 
-At a 2D stride (sth, stw) dividing H and W, the input is seen as
-[N, H/sth, sth, W/stw, stw*C] (``phase_view``): row h = sth*hh + phase, and a pixel's
-column phases with their channels form one row. A tap whose offset is
-stride * whole + phase reads the box [1, TILE_H, 1, TILE_W, BLOCK_K] at
-(n, oh0 + whole_h, phase_h, ow0 + whole_w, phase_w*C + c0): the output pixels' inputs
-again, with the edges' zero fill as padding.
+At a stride (std, sth, stw) the input is seen as
+[N*D, H/sth, sth, W/stw, stw*C] (``phase_view``): row h = sth*hh + phase, a pixel's
+column phases with their channels form one row, and the frames of every image are one
+axis. A tap whose offset is stride * whole + phase reads the box
+[1, TILE_H, 1, TILE_W, BLOCK_K] at (n*D + d, oh0 + whole_h, phase_h, ow0 + whole_w,
+phase_w*C + c0): the output pixels' inputs again, with the edges' zero fill as padding.
+A frame d past the input's depth (depth padding) moves the box wholly above row 0,
+where TMA fills all of it with zeros. H or W need not be multiples of the stride where
+the outputs never read the far edge's padding and no tile reaches past the output
+(``phase_rejects``): the view's last phase row (column) then lies past the image and
+only a tile past the output would read it (SD-VAE's 257-, 129- and 65-pixel
+downsamplers).
 
 A box may hold several images: [images, 1, TILE_H, TILE_W, BLOCK_K] with images x
 TILE_H x TILE_W = BLOCK_M (``box_images``), where fewer rows divide the output's height
@@ -59,8 +65,8 @@ from .implicit_gemm import gemm_smem, launch_igemm
 from .launcher import launch_kernel
 from .pointwise_tma import tma_missing, tma_rows_rejects
 
-_RUNTIME_INTS = ["PIX_TILES", "OD", "KTOT", "C", "T", "R", "S", "pdd", "pdh", "pdw",
-                 "dld", "dlh", "dlw", "sth", "stw", "TILES_H", "TILES_W"]
+_RUNTIME_INTS = ["PIX_TILES", "OD", "KTOT", "C", "D", "T", "R", "S", "pdd", "pdh", "pdw",
+                 "dld", "dlh", "dlw", "std", "sth", "stw", "TILES_H", "TILES_W"]
 
 
 @triton.jit
@@ -79,15 +85,16 @@ def box_tile_origin(tile, PIX_TILES, KTOT, OD, TILES_H, TILES_W, BLOCK_M: tl.con
 
 
 @triton.jit
-def box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, T, R, S, pdd, pdh, pdw,
-                  dld, dlh, dlw, sth, stw, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                  BLOCK_K: tl.constexpr, PREC: tl.constexpr, UPCAST: tl.constexpr,
-                  DGRAD: tl.constexpr, STRIDED: tl.constexpr):
+def box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, D, T, R, S, pdd, pdh,
+                  pdw, dld, dlh, dlw, std, sth, stw, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, TILE_H: tl.constexpr,
+                  PREC: tl.constexpr, UPCAST: tl.constexpr, DGRAD: tl.constexpr,
+                  STRIDED: tl.constexpr):
     """acc^T, [BLOCK_N channels, BLOCK_M pixels] in float32, of one output tile: one input
     box and one filter box a (tap, channel block) step. STRIDED (2D): ``x_desc`` is the
-    phase view [N, H/sth, sth, W/stw, stw*C] (``phase_view``), where a tap's input
-    pixels are again one box: the phase row and column its offset falls on, shifted by
-    the offset's whole strides."""
+    phase view [N*D, H/sth, sth, W/stw, stw*C] (``phase_view``), where a tap's input
+    pixels are again one box: the frame, phase row and column its offset falls on,
+    shifted by the offset's whole strides."""
     # Origin of tap (0, 0, 0)'s box; a tap adds its dilated offset (negative
     # coordinates are padding: TMA fills them with zeros).
     id0 = od - pdd
@@ -112,7 +119,11 @@ def box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, T, R, S, pdd,
             # truncates): offset = stride * whole + phase, 0 <= phase < stride.
             whole_h = (kr * dlh + pdh * sth - pdh) // sth - pdh
             whole_w = (ks * dlw + pdw * stw - pdw) // stw - pdw
-            a = x_desc.load([n, oh0 + whole_h, kr * dlh - pdh - whole_h * sth, ow0 + whole_w,
+            d = od * std + kt * dld - pdd
+            in_depth = (d >= 0) & (d < D)
+            a = x_desc.load([n * D + tl.where(in_depth, d, 0),
+                             tl.where(in_depth, oh0 + whole_h, -TILE_H),
+                             kr * dlh - pdh - whole_h * sth, ow0 + whole_w,
                              (ks * dlw - pdw - whole_w * stw) * C + c0])
         else:
             a = x_desc.load([n, id0 + kt * dld, ih0 + kr * dlh, iw0 + ks * dlw, c0])
@@ -153,7 +164,8 @@ def box_conv_epilogue(acc, y_desc, r_desc, bias_ptr, n, od, oh0, ow0, off_n, KTO
 @triton.jit(do_not_specialize=_RUNTIME_INTS)
 def igemm_tma_kernel(
     x_desc, w_desc, y_desc, r_desc, bias_ptr,
-    PIX_TILES, OD, KTOT, C, T, R, S, pdd, pdh, pdw, dld, dlh, dlw, sth, stw, TILES_H, TILES_W,
+    PIX_TILES, OD, KTOT, C, D, T, R, S, pdd, pdh, pdw, dld, dlh, dlw, std, sth, stw, TILES_H,
+    TILES_W,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     TILE_W: tl.constexpr, IMAGES: tl.constexpr, GROUP_M: tl.constexpr, ACT: tl.constexpr,
     HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr, PREC: tl.constexpr,
@@ -161,13 +173,14 @@ def igemm_tma_kernel(
 ):
     """One output tile a program (PROGRAMS = 0), or a persistent grid of PROGRAMS programs
     walking the tiles in grouped order."""
+    TILE_H: tl.constexpr = BLOCK_M // TILE_W // IMAGES
     if PROGRAMS == 0:
         n, od, oh0, ow0, off_n = box_tile_origin(tl.program_id(0), PIX_TILES, KTOT, OD,
                                                  TILES_H, TILES_W, BLOCK_M, BLOCK_N, TILE_W,
                                                  IMAGES, GROUP_M)
-        acc = box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, T, R, S, pdd,
-                            pdh, pdw, dld, dlh, dlw, sth, stw, BLOCK_M, BLOCK_N, BLOCK_K, PREC,
-                            UPCAST, DGRAD, STRIDED)
+        acc = box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, D, T, R, S, pdd,
+                            pdh, pdw, dld, dlh, dlw, std, sth, stw, BLOCK_M, BLOCK_N, BLOCK_K,
+                            TILE_H, PREC, UPCAST, DGRAD, STRIDED)
         box_conv_epilogue(acc, y_desc, r_desc, bias_ptr, n, od, oh0, ow0, off_n, KTOT,
                           BLOCK_M, BLOCK_N, TILE_W, IMAGES, ACT, HAS_BIAS, HAS_RES)
     else:
@@ -181,9 +194,9 @@ def igemm_tma_kernel(
             n, od, oh0, ow0, off_n = box_tile_origin(tile, PIX_TILES, KTOT, OD, TILES_H,
                                                      TILES_W, BLOCK_M, BLOCK_N, TILE_W,
                                                      IMAGES, GROUP_M)
-            acc = box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, T, R, S,
-                                pdd, pdh, pdw, dld, dlh, dlw, sth, stw, BLOCK_M, BLOCK_N,
-                                BLOCK_K, PREC, UPCAST, DGRAD, STRIDED)
+            acc = box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, D, T, R, S,
+                                pdd, pdh, pdw, dld, dlh, dlw, std, sth, stw, BLOCK_M, BLOCK_N,
+                                BLOCK_K, TILE_H, PREC, UPCAST, DGRAD, STRIDED)
             tile_c += PROGRAMS
             n, od, oh0, ow0, off_n = box_tile_origin(tile_c, PIX_TILES, KTOT, OD, TILES_H,
                                                      TILES_W, BLOCK_M, BLOCK_N, TILE_W,
@@ -207,19 +220,56 @@ def pixels_view(t: torch.Tensor) -> tuple[list[int], list[int]] | None:
 
 
 def phase_view(t: torch.Tensor, sth: int, stw: int) -> tuple[list[int], list[int]] | None:
-    """(shape, strides) of a 2D ``t`` (N, C, 1, H, W) as the TMA tensor
-    [N, H/sth, sth, W/stw, stw*C]: input row h = sth*hh + phase, and a pixel's stw
-    column phases with their channels as one contiguous row. None when H or W is not a
-    multiple of its stride, the pixels are not dense rows of C channels, or TMA's
-    16-byte rules fail."""
-    n, c, _, h, w = t.shape
-    if h % sth or w % stw:
-        return None
+    """(shape, strides) of ``t`` (N, C, D, H, W) as the TMA tensor
+    [N*D, ceil(H/sth), sth, ceil(W/stw), stw*C]: input row h = sth*hh + phase, a pixel's
+    stw column phases with their channels one contiguous row, and every image's frames
+    one axis. Where H or W is not a multiple of its stride, the last phase row or column
+    reaches past the image (``phase_rejects`` keeps every box off it). None when the
+    pixels are not dense rows of C channels, an image's frames do not follow each other,
+    or TMA's 16-byte rules fail."""
+    n, c, d, h, w = t.shape
     base = pixels_view(t)
     if base is None or (w > 1 and base[1][3] != c):
         return None
-    sn, _, sh, _, _ = base[1]
-    return [n, h // sth, sth, w // stw, stw * c], [sn, sth * sh, sh, stw * c, 1]
+    sn, sd, sh, _, _ = base[1]
+    if d > 1 and n > 1 and sn != d * sd:
+        return None
+    return ([n * d, cdiv(h, sth), sth, cdiv(w, stw), stw * c],
+            [sd if d > 1 else sn, sth * sh, sh, stw * c, 1])
+
+
+def phase_rejects(geom) -> str | None:
+    """Why a strided conv's taps are not boxes of ``phase_view`` (None: they are). Where
+    H (or W) is not a multiple of the stride, the view's last phase row holds rows past
+    the image (the next image's, or past the tensor): the outputs must not read the far
+    edge's padding, and ``phase_tiles_reject`` keeps tiles off it."""
+    _, oh, ow = geom.out_spatial
+    for axis, size, out, taps, st, dil, lo in (
+            ("height", geom.h, oh, geom.r, geom.stride[1], geom.dilation[1], geom.pad[1]),
+            ("width", geom.w, ow, geom.s, geom.stride[2], geom.dilation[2], geom.pad[2])):
+        if size % st and (out - 1) * st + (taps - 1) * dil - lo > size - 1:
+            return (f"strided: the {axis} {size} is not a multiple of the stride {st} and "
+                    "the outputs read padding past its far edge (no phase box)")
+    return None
+
+
+def phase_tiles_reject(geom, cfg: Config) -> str | None:
+    """Why ``cfg``'s pixel tiles would reach past the output along an axis that is not a
+    multiple of the stride, where a tile past the output would read the phase view's
+    past-the-image row or column (None: they do not)."""
+    if geom.stride == (1, 1, 1):
+        return None
+    _, oh, ow = geom.out_spatial
+    tile_w = cfg["TILE_W"]
+    # Strided 3D boxes hold one image (``launch_igemm_tma``).
+    rows = (cfg["BLOCK_M"] // tile_w if geom.d > 1
+            else box_images(geom.n, oh, cfg["BLOCK_M"], tile_w)[0])
+    if geom.h % geom.stride[1] and oh % rows:
+        return f"{rows}-row tiles reach past the {oh} output rows (H={geom.h} not whole strides)"
+    if geom.w % geom.stride[2] and ow % tile_w:
+        return (f"{tile_w}-column tiles reach past the {ow} output columns "
+                f"(W={geom.w} not whole strides)")
+    return None
 
 
 def filter_view(w: torch.Tensor) -> tuple[list[int], list[int]] | None:
@@ -285,12 +335,14 @@ def launch_igemm_tma(call: ConvCall, cfg: Config, programs_cap: int = 0) -> None
     g = call.geom
     bm, bn, bk, tile_w = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["TILE_W"]
     # dgrad calls keep one-image boxes (the twin's rows were measured with them).
-    programs, tiles_h, tiles_w, tile_h, images = box_grid(g, bm, tile_w,
-                                                          one_image=call.transposed_w)
+    strided = g.stride != (1, 1, 1)
+    # dgrad calls and strided 3D ones (the phase view's frames are one axis) keep
+    # one-image boxes.
+    programs, tiles_h, tiles_w, tile_h, images = box_grid(
+        g, bm, tile_w, one_image=call.transposed_w or (strided and g.d > 1))
     if call.transposed_w != call.flip_taps and g.t * g.r * g.s > 1:
         raise RuntimeError("implicit_gemm_tma reads a transposed filter only with its taps "
                            "reversed (a dgrad call)")
-    strided = g.stride != (1, 1, 1)
     x_view = phase_view(call.x, g.stride[1], g.stride[2]) if strided else pixels_view(call.x)
     views = [x_view, filter_view(call.w), pixels_view(call.out)]
     if call.residual is not None:
@@ -308,8 +360,8 @@ def launch_igemm_tma(call: ConvCall, cfg: Config, programs_cap: int = 0) -> None
     launch_kernel(igemm_tma_kernel, persistent_grid(tiles, programs_cap),
         descriptor(call.x, views[0], x_box), descriptor(call.w, views[1], w_box), y_desc,
         r_desc, call.bias if call.bias is not None else call.out,
-        programs, g.out_spatial[0], g.k, g.c, g.t, g.r, g.s, *g.pad, *g.dilation,
-        g.stride[1], g.stride[2], tiles_h, tiles_w,
+        programs, g.out_spatial[0], g.k, g.c, g.d, g.t, g.r, g.s, *g.pad, *g.dilation,
+        *g.stride, tiles_h, tiles_w,
         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, TILE_W=tile_w, IMAGES=images,
         GROUP_M=cfg.get("GROUP_M", 8), ACT=call.activation, HAS_BIAS=call.bias is not None,
         HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
@@ -321,8 +373,9 @@ def launch_igemm_tma(call: ConvCall, cfg: Config, programs_cap: int = 0) -> None
 def box_conv_rejects(geom, plain_1x1: str, strided_ok: bool = False) -> str | None:
     """Why a tap's input pixels are not TMA boxes of a channels_last tensor (None: they
     are): ungrouped, channels_last, 16-byte channel rows, stride 1 (or, with
-    ``strided_ok``, a 2D stride dividing H and W: boxes of ``phase_view``). A stride-1
-    1x1 without padding is left to ``plain_1x1``, which reads it as dense matrices."""
+    ``strided_ok``, any stride whose taps are boxes of ``phase_view``: ``phase_rejects``).
+    A stride-1 1x1 without padding is left to ``plain_1x1``, which reads it as dense
+    matrices."""
     if geom.g != 1:
         return "grouped convolutions go to the grouped families"
     strided = geom.stride != (1, 1, 1)
@@ -330,9 +383,8 @@ def box_conv_rejects(geom, plain_1x1: str, strided_ok: bool = False) -> str | No
         return f"1x1 without padding: {plain_1x1} reads it as dense matrices"
     if strided and not strided_ok:
         return "strided: a tap's input pixels are not one box"
-    if strided and (geom.dims != 2 or geom.h % geom.stride[1] or geom.w % geom.stride[2]):
-        return ("strided: phase boxes need a 2D input whose height and width are multiples "
-                "of the stride")
+    if strided and (reason := phase_rejects(geom)):
+        return reason
     if geom.layout != "channels_last":
         return "TMA boxes need the channels innermost (channels_last)"
     return tma_rows_rejects(geom)
@@ -368,7 +420,7 @@ WIDE_BOX = 8
 class ImplicitGemmTmaFamily(KernelFamily):
     name = "implicit_gemm_tma"
     summary = ("channels_last implicit GEMM: one TMA box of the input per (tap, channel "
-               "block), zero fill as padding; phase boxes at a 2D stride")
+               "block), zero fill as padding; phase boxes at a stride")
     configs = tuple(Config(BLOCK_M=bm, TILE_W=tw, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
                            num_warps=wp, num_stages=st)
                     for bm, tw, bn, bk, wp, st in TMA_CONV_TILES + tuple(
@@ -392,11 +444,14 @@ class ImplicitGemmTmaFamily(KernelFamily):
         if geom.c % cfg["BLOCK_K"]:
             return (f"BLOCK_K={cfg['BLOCK_K']} does not divide C={geom.c}: a filter box "
                     "would reach into the next tap")
-        return tma_missing(device) or super().hard_ok(geom, cfg, device)
+        return (tma_missing(device) or phase_tiles_reject(geom, cfg)
+                or super().hard_ok(geom, cfg, device))
 
     def config_ok(self, geom, cfg, device) -> str | None:
         _, oh, ow = geom.out_spatial
         tile_w = cfg["TILE_W"]
+        if tile_w < WIDE_BOX and geom.d > 1 and geom.stride != (1, 1, 1):
+            return "a narrow box fills up with images, and strided 3D boxes hold one"
         if tile_w < WIDE_BOX:
             use, wide = (box_use(geom, cfg["BLOCK_M"], tw) for tw in (tile_w, WIDE_BOX))
             if use <= wide + 0.01:

@@ -87,13 +87,20 @@ class SplitKFamily(KernelFamily):
         split = cfg["SPLIT_K"]
         ws = workspace((split, g.gemm_m, g.k), call.x.device)
         launch_igemm(call, cfg, workspace=ws)
-        bm, bn, warps = reduce_block(g.gemm_m, g.k)
-        launch_kernel(splitk_reduce_kernel, (cdiv(g.gemm_m, bm), cdiv(g.k, bn)),
-            ws, *out_args(call), g.gemm_m, g.k, *g.out_spatial,
-            SPLIT_K=split, BLOCK_M=bm, BLOCK_N=bn, ACT=call.activation,
-            HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
-            INT64=needs_int64(call), num_warps=warps,
-        )
+        launch_split_reduce(call, ws, split)
 
 
-__all__ = ["SplitKFamily", "k_iters"]
+def launch_split_reduce(call: ConvCall, ws, split: int) -> None:
+    """The reduce pass: the [split, M, K] float32 partial sums of ``ws`` added in split
+    order (deterministic), then bias, residual and activation into ``call.out``."""
+    g = call.geom
+    bm, bn, warps = reduce_block(g.gemm_m, g.k)
+    launch_kernel(splitk_reduce_kernel, (cdiv(g.gemm_m, bm), cdiv(g.k, bn)),
+        ws, *out_args(call), g.gemm_m, g.k, *g.out_spatial,
+        SPLIT_K=split, BLOCK_M=bm, BLOCK_N=bn, ACT=call.activation,
+        HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
+        INT64=needs_int64(call), num_warps=warps,
+    )
+
+
+__all__ = ["SplitKFamily", "k_iters", "launch_split_reduce"]

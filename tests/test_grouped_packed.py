@@ -128,9 +128,59 @@ def test_int64_offsets_path(monkeypatch):
     check(geom, cfg(64, 16, 16, 4, 1, 8), with_residual=True, activation="relu")
 
 
-# Tiny shapes, one of which makes any config of the space feasible.
+# Tiny shapes, one of which makes any config of the space feasible (3D ones: 27 taps for
+# eight splits).
 TINY = [G(n=1, c=cg * g, k=cg * g, g=g, h=12, w=12, r=3, s=3, pad=(0, 1, 1))
-        for cg in (4, 8, 16, 32) for g in (2, 4)]
+        for cg in (4, 8, 16, 32) for g in (2, 4)] + [
+    G(n=1, c=cg * 2, k=cg * 2, g=2, d=3, h=5, w=5, t=3, r=3, s=3, pad=(1, 1, 1), dims=3)
+    for cg in (4, 8, 16, 32)]
+
+
+def split(bm: int, bn: int, bk: int, parts: int, warps: int = 4, stages: int = 3) -> Config:
+    return Config(cfg(bm, bn, bk, warps, stages), SPLIT_K=parts)
+
+
+@pytest.mark.parametrize("geom,config", [
+    # 27 taps in 3 and 8 runs (8 does not divide 27), fp16 and a 3D channels-first input
+    (G(n=1, c=32, k=32, g=2, d=3, h=5, w=6, t=3, r=3, s=3, pad=(1, 1, 1), dims=3,
+       dtype="float16"), split(64, 16, 16, 3)),
+    (G(n=2, c=64, k=64, g=4, d=4, h=3, w=5, t=3, r=3, s=3, stride=(2, 1, 1), pad=(1, 1, 1),
+       dims=3, layout="contiguous"), split(32, 32, 32, 8)),
+    # 2D: channel blocks inside a split, a partial last group tile, strides
+    (G(n=1, c=40, k=40, g=5, h=7, w=6, r=3, s=3, stride=(1, 2, 1), pad=(0, 1, 1)),
+     split(128, 16, 16, 2)),
+    (G(n=1, c=64, k=64, g=2, h=6, w=6, r=3, s=3, pad=(0, 1, 1)), split(64, 64, 64, 4)),
+], ids=_ids)
+def test_split_k_matches_torch(geom, config):
+    """Split-K: each split's run of taps into the workspace, splitk's reduce pass adds
+    them and applies bias, residual and activation."""
+    assert FAMILY.runnable(geom, config, INTERPRETER) is None
+    check(geom, config, with_residual=True, activation="relu")
+
+
+def test_split_k_is_deterministic_and_offered_only_for_few_tiles():
+    """Two runs give the same bits; splits are offered where tiles are fewer than two
+    waves and each split keeps two steps; the dgrad twin keeps unsplit configs."""
+    geom = G(n=1, c=32, k=32, g=2, d=3, h=5, w=6, t=3, r=3, s=3, pad=(1, 1, 1), dims=3)
+    x, w, b = tensors_for(geom)
+    outs = []
+    for _ in range(2):
+        outs.append(poisoned_out(geom, x))
+        run_candidate(Candidate("grouped_packed", split(64, 16, 16, 8)), x, w, b, geom,
+                      out=outs[-1])
+    assert torch.equal(outs[0], outs[1])
+    resnext3d = G(n=1, c=512, k=512, g=32, d=2, h=7, w=7, t=3, r=3, s=3, pad=(1, 1, 1),
+                  dims=3, dtype="float16")
+    splits = {c.config["SPLIT_K"] for c in FAMILY.candidates(resnext3d, H100)
+              if c.config.get("SPLIT_K", 1) > 1}
+    assert splits == {2, 3, 4, 8}
+    batched = dataclasses.replace(resnext3d, n=32)
+    assert "fill 132 SMs twice" in FAMILY.feasible(batched, split(64, 32, 32, 2), H100)
+    assert "too few" in FAMILY.feasible(dataclasses.replace(resnext3d, d=1, t=1, pad=(0, 1, 1),
+                                                            dims=2),
+                                        split(64, 32, 32, 8), H100)
+    twin = registry.family("dgrad_grouped_packed")
+    assert twin.configs and all(c.get("SPLIT_K", 1) == 1 for c in twin.configs)
 
 
 def test_every_config_runs(monkeypatch):
@@ -145,7 +195,7 @@ def test_every_config_runs(monkeypatch):
 def test_space_is_declared_and_registered():
     names = [f.name for f in registry.families()]
     assert names.index("grouped_packed") == names.index("grouped_gemm") + 1
-    assert 26 <= len(FAMILY.configs) <= 48 and len(set(FAMILY.configs)) == len(FAMILY.configs)
+    assert 26 <= len(FAMILY.configs) <= 80 and len(set(FAMILY.configs)) == len(FAMILY.configs)
     for c in FAMILY.configs:
         assert min(c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]) >= 16, c  # tl.dot's minimum
 
@@ -203,7 +253,7 @@ from sass_count import compile_kernel
 from convdispatch.kernels.grouped_packed import packed_kernel
 const = dict(sxc=1, syc=1, src=1, swc=1, CG=8, KG=8, GPT=4, BLOCK_M=128, BLOCK_N=32, BLOCK_K=32,
              TILE_W=16, EVEN_C=True, HAS_DEPTH=False, ACT=0, HAS_BIAS=False, HAS_RES=False,
-             PREC="ieee", UPCAST=False, INT64=False)
+             PREC="ieee", UPCAST=False, INT64=False, SPLIT_K=1)
 print(json.dumps({vec: sorted(set(re.findall(r"cp[.]async[.](c[ag])[.]shared[.]global",
                   compile_kernel(packed_kernel, dict(const, L1_VEC=vec), 4, 3).asm["ptx"])))
                   for vec in (0, 4)}))
@@ -268,3 +318,22 @@ def test_gpu_configs_match_torch(base, dtype, tol, layout):
         run_candidate(cand, x, w, b, geom, out=out, activation="relu", residual=res)
         err = float((out.float() - ref).norm() / ref.norm())
         assert err < tol, f"{cand.id} on {geom.describe()}: rel err {err:.2e}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,tol", [("float16", 1e-2), ("bfloat16", 3e-2), ("float32", 1e-2)])
+@pytest.mark.parametrize("base", [
+    G(n=1, c=512, k=512, g=32, d=2, h=7, w=7, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+    G(n=1, c=256, k=256, g=32, h=28, w=28, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+], ids=_ids)
+def test_gpu_split_k_matches_torch(base, dtype, tol):
+    """Every feasible split-K config (3D ResNeXt layer3.1 and ResNeXt-50 layer3.0 at batch
+    1) against torch, bias and a residual on."""
+    from convdispatch.kernels.device import spec_of
+    from helpers import check_candidates_on_gpu
+
+    geom = dataclasses.replace(base, dtype=dtype)
+    cands = [c for c in FAMILY.candidates(geom, spec_of("cuda"))
+             if c.config.get("SPLIT_K", 1) > 1]
+    assert cands, geom.describe()
+    check_candidates_on_gpu(cands, geom, tol)

@@ -170,7 +170,7 @@ def dataset(tmp_path_factory):
     return load_dataset([d / "s.csv"])
 
 
-def test_choose_guard_takes_a_threshold_only_when_it_helps(dataset):
+def test_choose_guard_takes_a_threshold_unless_it_hurts(dataset):
     ds = dataset
     slowdown = np.log(ds.latency / T.problem_best(ds.problem, ds.latency, ds.ok))
     # A ranker that is right except that it puts each problem's slowest row first.
@@ -182,9 +182,15 @@ def test_choose_guard_takes_a_threshold_only_when_it_helps(dataset):
     assert params is not None and set(tried) == {str(t) for t in T.THRESHOLDS}
     assert tried[str(params.max_log_slowdown)]["efficiency_geomean"] > \
         T._metrics(ds, rank)["efficiency_geomean"]
-    # An uninformative guard (every row alike) never beats no guard.
+    # An uninformative guard (every row alike) vetoes nothing: it ties with no guard, and
+    # a tie ships the tightest threshold.
     flat = {"lgbm_lambdarank": rank, "lgbm_regression_rel": np.zeros_like(rank)}
-    assert T.choose_guard(ds, flat, "lgbm_lambdarank", log=lambda _m: None)[0] is None
+    params, tried = T.choose_guard(ds, flat, "lgbm_lambdarank", log=lambda _m: None)
+    assert params.max_log_slowdown == min(T.THRESHOLDS)
+    assert tried[str(params.max_log_slowdown)] == T._metrics(ds, rank)
+    # A guard that predicts the best rows slowest vetoes a right ranker's picks: none.
+    wrong = {"lgbm_lambdarank": slowdown, "lgbm_regression_rel": -10 * slowdown}
+    assert T.choose_guard(ds, wrong, "lgbm_lambdarank", log=lambda _m: None)[0] is None
     # A regression ranker gets none.
     assert T.choose_guard(ds, {"lgbm_regression": rank, "lgbm_regression_rel": slowdown},
                           "lgbm_regression", log=lambda _m: None) == (None, {})

@@ -119,7 +119,7 @@ def _programs(geom: ConvGeometry, cand: Candidate) -> int:
     if cand.family in ("grouped_direct", "depthwise", "depthwise_rows"):
         return m * cdiv(geom.k, c["BLOCK_N"])
     if cand.family in ("grouped_packed", "grouped_rows"):
-        return m * cdiv(geom.g, min(c["BLOCK_N"] // geom.kg, geom.g))
+        return m * cdiv(geom.g, min(c["BLOCK_N"] // geom.kg, geom.g)) * c.get("SPLIT_K", 1)
     if cand.family == "stem":
         return m * cdiv(geom.k, c["BLOCK_N"])
     return m * cdiv(geom.kg, c["BLOCK_N"]) * geom.g * c.get("SPLIT_K", 1)

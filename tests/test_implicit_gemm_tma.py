@@ -68,6 +68,18 @@ def no_fallback(monkeypatch):
        dilation=(1, 2, 1), dtype="float16"), CFG32),
     (G(n=1, c=64, k=32, h=8, w=10, r=3, s=3, stride=(1, 2, 2), pad=(0, 0, 0),
        pad_hi=(0, 1, 1), dtype="bfloat16"), CFG),
+    # strided 3D: frames of every image one axis, depth padding as boxes moved above
+    # row 0 (stride 2 on all axes, stride 1 in depth, a 1x1x1 downsample)
+    (G(n=2, c=32, k=24, d=5, h=6, w=8, t=3, r=3, s=3, stride=(2, 2, 2), pad=(1, 1, 1),
+       dims=3, dtype="float16"), CFG32),
+    (G(n=2, c=32, k=16, d=3, h=8, w=6, t=3, r=3, s=3, stride=(1, 2, 2), pad=(1, 1, 1),
+       dims=3, dtype="bfloat16"), CFG32),
+    (G(n=3, c=64, k=32, d=4, h=6, w=6, t=1, r=1, s=1, stride=(2, 2, 2), dims=3,
+       dtype="float32"), CFG),
+    # H and W not whole strides, far edge unread (SD-VAE's 257-wide downsampler)
+    (G(n=2, c=32, k=24, h=17, w=17, r=3, s=3, stride=(1, 2, 2), dtype="float16"), CFG32),
+    (G(n=3, c=32, k=40, h=12, w=13, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 0),
+       dtype="float32"), narrow(2)),
     # boxes of 2 images x 4 rows (box_images), the last box half past the batch; strided
     (G(n=7, c=32, k=24, h=4, w=8, r=3, s=3, pad=(0, 1, 1), dtype="float32"), CFG32),
     (G(n=8, c=32, k=40, h=8, w=16, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
@@ -169,7 +181,38 @@ def test_phase_view():
     assert strides == [4 * 6 * 8, 2 * 6 * 8, 6 * 8, 16, 1]
     view = x.as_strided(shape, strides)
     assert torch.equal(view[1, 1, 0, 2, 8:], x[1, :, 0, 2, 5])  # h = 2, w = 2*2 + 1
-    assert tma_conv.phase_view(x, 3, 2) is None  # 4 rows are not whole strides of 3
+    # 4 rows are not whole strides of 3: the last phase row reaches past the image
+    assert tma_conv.phase_view(x, 3, 2)[0] == [2, 2, 3, 3, 16]
+    # 3D: the frames of both images are one axis
+    x3 = torch.randn(2, 8, 3, 4, 6).to(memory_format=torch.channels_last_3d)
+    shape, strides = tma_conv.phase_view(x3, 2, 2)
+    assert shape == [6, 2, 2, 3, 16]
+    assert strides == [4 * 6 * 8, 2 * 6 * 8, 6 * 8, 16, 1]
+    assert torch.equal(x3.as_strided(shape, strides)[4, 1, 1, 0, :8], x3[1, :, 1, 3, 0])
+
+
+def test_odd_phase_boxes_never_read_past_the_image():
+    """H and W not whole strides: the phase view's last row and column lie past the image,
+    and no output reads them. Behind the input's last byte lies NaN, and every output is
+    finite and right; a conv that reads the far edge's padding, or a tile that would reach
+    past the output there, is refused."""
+    h100 = lookup("h100")
+    for geom, cfg in ((G(n=2, c=32, k=24, h=17, w=17, r=3, s=3, stride=(1, 2, 2),
+                         dtype="float16"), CFG32),
+                      (G(n=4, c=32, k=24, h=17, w=13, r=3, s=3, stride=(1, 2, 2),
+                         dtype="float16"), narrow(2))):
+        x, _, _ = tensors_for(geom)
+        buf = torch.full((x.numel() + 4096,), float("nan"), dtype=x.dtype)
+        inside = buf[:x.numel()].view(geom.n, geom.h, geom.w, geom.c).permute(0, 3, 1, 2)
+        inside.copy_(x)
+        assert FAMILY.runnable(geom, cfg, INTERPRETER) is None
+        check_candidate("implicit_gemm_tma", geom, cfg, x=inside)
+    # 6 output columns: 8-wide tiles would reach past them on a 13-wide input
+    assert "reach past the 6 output columns" in FAMILY.hard_ok(geom, CFG32, h100)
+    assert FAMILY.hard_ok(dataclasses.replace(geom, w=12), CFG32, h100) is None
+    padded = dataclasses.replace(geom, pad=(0, 1, 1))  # row 17 is padding an output reads
+    assert "padding past its far edge" in FAMILY.supports(padded)
+    assert FAMILY.supports(dataclasses.replace(padded, h=16, w=16)) is None
 
 
 def test_views():
@@ -195,10 +238,12 @@ def test_feasibility():
     assert FAMILY.feasible(geom, CFG, INTERPRETER) is None
     assert "capability 9.0" in FAMILY.feasible(geom, CFG, a100)
     assert FAMILY.supports(dataclasses.replace(geom, stride=(1, 2, 2))) is None
-    assert "multiples of the stride" in FAMILY.supports(
+    assert "not a multiple of the stride" in FAMILY.supports(
         dataclasses.replace(geom, h=15, stride=(1, 2, 2)))
-    assert "multiples of the stride" in FAMILY.supports(
-        dataclasses.replace(geom, d=4, t=3, dims=3, pad=(1, 1, 1), stride=(2, 2, 2)))
+    strided3d = dataclasses.replace(geom, d=4, t=3, dims=3, pad=(1, 1, 1), stride=(2, 2, 2))
+    assert FAMILY.supports(strided3d) is None
+    widths = {c.config["TILE_W"] for c in FAMILY.candidates(strided3d, h100)}
+    assert widths and min(widths) >= tma_conv.WIDE_BOX  # boxes of one image: none narrow
     wgrad = registry.family("wgrad_implicit_gemm_tma")
     assert "strided" in wgrad.supports(dataclasses.replace(geom, stride=(1, 2, 2)))
     assert "grouped" in FAMILY.supports(dataclasses.replace(geom, g=2))
@@ -309,6 +354,15 @@ GPU_NARROW_CASES = [
     G(n=8, c=64, k=128, d=4, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
 ]
 
+# Phase boxes of strided 3D convs (r3d_18 layer3.0's 3x3x3 and its 1x1x1 downsample) and
+# of inputs that are not whole strides (SD-VAE's 129-wide downsampler at pad 0).
+GPU_PHASE_CASES = [
+    G(n=2, c=128, k=256, d=8, h=28, w=28, t=3, r=3, s=3, stride=(2, 2, 2), pad=(1, 1, 1),
+      dims=3),
+    G(n=2, c=64, k=128, d=8, h=28, w=28, t=1, r=1, s=1, stride=(2, 2, 2), dims=3),
+    G(n=2, c=128, k=128, h=129, w=129, r=3, s=3, stride=(1, 2, 2)),
+]
+
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype,tol", [("float16", 1e-2), ("bfloat16", 3e-2), ("float32", 1e-2)])
@@ -343,3 +397,18 @@ def test_gpu_narrow_boxes_match_torch(base, dtype, tol, family, no_fallback):
         pytest.skip("no narrow box fits float32's shared memory here")
     assert cands, geom.describe()
     check_candidates_on_gpu(cands if dtype == "float16" else cands[:2], geom, tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,tol", [("float16", 1e-2), ("bfloat16", 3e-2), ("float32", 1e-2)])
+@pytest.mark.parametrize("base", GPU_PHASE_CASES, ids=lambda g: g.describe())
+@pytest.mark.parametrize("family", BOTH)
+def test_gpu_phase_boxes_match_torch(base, dtype, tol, family, no_fallback):
+    """Strided 3D and odd-sized strided inputs: every feasible config (fp16; bf16/fp32: the
+    first four) against torch."""
+    from convdispatch.kernels.device import spec_of
+
+    geom = dataclasses.replace(base, dtype=dtype)
+    cands = registry.family(family).candidates(geom, spec_of("cuda"))
+    assert cands, geom.describe()
+    check_candidates_on_gpu(cands if dtype == "float16" else cands[:4], geom, tol)

@@ -25,7 +25,8 @@ COMMON = dict(sxc=1, syc=1, src=1, swc=1, ACT=0, HAS_BIAS=False, HAS_RES=False, 
               UPCAST=False, INT64=False, EVEN_C=True)
 CASES = [
     ("packed_kernel 128x32x32, 4 warps, 4 stages (cg=8)", packed_kernel, 4, 4,
-     dict(COMMON, CG=8, KG=8, GPT=4, BLOCK_M=128, BLOCK_N=32, BLOCK_K=32, TILE_W=0, L1_VEC=0)),
+     dict(COMMON, CG=8, KG=8, GPT=4, BLOCK_M=128, BLOCK_N=32, BLOCK_K=32, TILE_W=0, L1_VEC=0,
+          SPLIT_K=1)),
 ] + [
     (f"igemm_kernel {bm}x{bn}x{bk}, {w} warps, {st} stages", igemm_kernel, w, st,
      dict(COMMON, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, SPLIT_K=1))
