@@ -50,7 +50,7 @@ from .common import (
 )
 from .implicit_gemm import gemm_smem
 from .launcher import launch_kernel, workspace
-from .splitk import launch_split_reduce
+from .splitk import launch_split_reduce, split_rejects
 
 # Spatial sizes, strides, pads and the loop length vary per layer without
 # changing the code; channel counts (C, K, CG, KG) stay specialised because
@@ -333,13 +333,10 @@ class GroupedPackedFamily(KernelFamily):
         if gpt >= 1 and bk > max(16, next_pow2(gpt * geom.cg)):
             return f"BLOCK_K={bk} exceeds the {gpt * geom.cg}-channel run of a tile"
         split = cfg.get("SPLIT_K", 1)
-        if split > 1 and gpt >= 1:
-            iters = packed_iters(geom, bn, bk)
-            if iters < 2 * split:
-                return f"{iters} reduction steps are too few for SPLIT_K={split}"
-            tiles = cdiv(geom.gemm_m, bm) * cdiv(geom.g, gpt)
-            if tiles >= 2 * device.sm_count:
-                return f"{tiles} tiles already fill {device.sm_count} SMs twice"
+        if split > 1 and gpt >= 1 and (why := split_rejects(
+                cdiv(geom.gemm_m, bm) * cdiv(geom.g, gpt), packed_iters(geom, bn, bk), split,
+                device)):
+            return why
         return self.hard_ok(geom, cfg, device)
 
     def launch(self, call: ConvCall, cfg: Config) -> None:

@@ -91,7 +91,7 @@ def box_conv_tile(x_desc, w_desc, n, od, oh0, ow0, off_n, KTOT, C, D, T, R, S, p
                   PREC: tl.constexpr, UPCAST: tl.constexpr, DGRAD: tl.constexpr,
                   STRIDED: tl.constexpr):
     """acc^T, [BLOCK_N channels, BLOCK_M pixels] in float32, of one output tile: one input
-    box and one filter box a (tap, channel block) step. STRIDED (2D): ``x_desc`` is the
+    box and one filter box a (tap, channel block) step. STRIDED: ``x_desc`` is the
     phase view [N*D, H/sth, sth, W/stw, stw*C] (``phase_view``), where a tap's input
     pixels are again one box: the frame, phase row and column its offset falls on,
     shifted by the offset's whole strides."""
@@ -261,9 +261,7 @@ def phase_tiles_reject(geom, cfg: Config) -> str | None:
         return None
     _, oh, ow = geom.out_spatial
     tile_w = cfg["TILE_W"]
-    # Strided 3D boxes hold one image (``launch_igemm_tma``).
-    rows = (cfg["BLOCK_M"] // tile_w if geom.d > 1
-            else box_images(geom.n, oh, cfg["BLOCK_M"], tile_w)[0])
+    rows = box_rows(geom, cfg["BLOCK_M"], tile_w)[0]
     if geom.h % geom.stride[1] and oh % rows:
         return f"{rows}-row tiles reach past the {oh} output rows (H={geom.h} not whole strides)"
     if geom.w % geom.stride[2] and ow % tile_w:
@@ -320,12 +318,20 @@ def box_use(geom, block_m: int, tile_w: int) -> float:
     return filled(oh, rows) * filled(ow, tile_w) * filled(geom.n, images)
 
 
+def box_rows(geom, block_m: int, tile_w: int, one_image: bool = False) -> tuple[int, int]:
+    """(TILE_H, images a box) of a launch: ``box_images``, or one image a box with
+    ``one_image`` (dgrad calls) and at a strided 3D conv (the phase view's frames are one
+    axis)."""
+    if one_image or (geom.d > 1 and geom.stride != (1, 1, 1)):
+        return block_m // tile_w, 1
+    return box_images(geom.n, geom.out_spatial[1], block_m, tile_w)
+
+
 def box_grid(geom, block_m: int, tile_w: int,
              one_image: bool = False) -> tuple[int, int, int, int, int]:
     """(pixel tiles, tiles along OH, tiles along OW, TILE_H, images a box) of the box
-    families' launch (``box_images``; one image a box with ``one_image``)."""
-    rows, images = ((block_m // tile_w, 1) if one_image
-                    else box_images(geom.n, geom.out_spatial[1], block_m, tile_w))
+    families' launch (``box_rows``)."""
+    rows, images = box_rows(geom, block_m, tile_w, one_image)
     return (*pixel_grid(geom, block_m, tile_w, images), rows, images)
 
 
@@ -335,11 +341,9 @@ def launch_igemm_tma(call: ConvCall, cfg: Config, programs_cap: int = 0) -> None
     g = call.geom
     bm, bn, bk, tile_w = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["TILE_W"]
     # dgrad calls keep one-image boxes (the twin's rows were measured with them).
+    programs, tiles_h, tiles_w, tile_h, images = box_grid(g, bm, tile_w,
+                                                          one_image=call.transposed_w)
     strided = g.stride != (1, 1, 1)
-    # dgrad calls and strided 3D ones (the phase view's frames are one axis) keep
-    # one-image boxes.
-    programs, tiles_h, tiles_w, tile_h, images = box_grid(
-        g, bm, tile_w, one_image=call.transposed_w or (strided and g.d > 1))
     if call.transposed_w != call.flip_taps and g.t * g.r * g.s > 1:
         raise RuntimeError("implicit_gemm_tma reads a transposed filter only with its taps "
                            "reversed (a dgrad call)")

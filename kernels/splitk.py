@@ -50,6 +50,17 @@ def reduce_block(m: int, k: int) -> tuple[int, int, int]:
     return bm, bn, max(1, min(4, bm * bn // 256))
 
 
+def split_rejects(tiles: int, steps: int, split: int, device) -> str | None:
+    """Why splitting ``steps`` reduction steps of ``tiles`` output tiles into ``split``
+    runs does not pay (None: it may): runs shorter than two steps, or tiles enough for
+    two waves already."""
+    if steps < 2 * split:
+        return f"{steps} reduction steps are too few for SPLIT_K={split}"
+    if tiles >= 2 * device.sm_count:
+        return f"{tiles} output tiles already fill {device.sm_count} SMs twice"
+    return None
+
+
 SPLITK_TILES = ((32, 32, 64, 4, 3), (64, 32, 64, 4, 3), (32, 64, 64, 4, 3), (64, 64, 64, 4, 3),
                 (64, 128, 64, 4, 3), (128, 64, 64, 4, 3), (64, 64, 32, 4, 4))
 SPLITS = (2, 4, 8, 16)
@@ -74,13 +85,10 @@ class SplitKFamily(KernelFamily):
         if why:
             return why
         iters = geom.t * geom.r * geom.s * cdiv(geom.cg, cfg["BLOCK_K"])
-        if iters < 2 * cfg["SPLIT_K"]:
-            return f"{iters} reduction steps are too few for SPLIT_K={cfg['SPLIT_K']}"
         tiles = (cdiv(geom.gemm_m, cfg["BLOCK_M"]) * cdiv(geom.kg, cfg["BLOCK_N"])
                  * geom.g)
-        if tiles >= 2 * device.sm_count:
-            return f"{tiles} output tiles already fill {device.sm_count} SMs twice"
-        return super().config_ok(geom, cfg, device)
+        return (split_rejects(tiles, iters, cfg["SPLIT_K"], device)
+                or super().config_ok(geom, cfg, device))
 
     def launch(self, call: ConvCall, cfg: Config) -> None:
         g = call.geom
@@ -103,4 +111,4 @@ def launch_split_reduce(call: ConvCall, ws, split: int) -> None:
     )
 
 
-__all__ = ["SplitKFamily", "k_iters", "launch_split_reduce"]
+__all__ = ["SplitKFamily", "k_iters", "launch_split_reduce", "split_rejects"]
