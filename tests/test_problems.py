@@ -102,6 +102,19 @@ def test_regnet_stages_match_the_published_widths():
     assert all(x.geom.h == x.geom.w == 1 for x in layers if ".f.se." in x.name)
 
 
+def test_resnext101_set_holds_its_grouped_convs_only():
+    layers = networks.resnext101_grouped()
+    assert all(x.geom.g > 1 and x.geom.r == 3 for x in layers)
+    # 32x8d: 8..64 channels a group; 64x4d: 4..32; one stride-2 conv a stage but the first.
+    assert sorted({(x.geom.g, x.geom.cg) for x in layers}) == \
+        [(32, 8), (32, 16), (32, 32), (32, 64), (64, 4), (64, 8), (64, 16), (64, 32)]
+    assert sum(x.count for x in layers) == 2 * (3 + 4 + 23 + 3)
+    assert sum(x.geom.stride[1] == 2 for x in layers) == 6
+    full = [x for x in networks.resnext101_32x8d() if x.geom.g > 1]
+    assert [x.geom for x in full] == [x.geom for x in layers[:7]]
+    assert {p.geom.n for p in load_set("resnext101")} == {1, 8, 32, 64}
+
+
 def test_mobilenet_v2_depthwise_and_pointwise():
     problems = [p for p in load_set("mobilenet_v2") if p.geom.n == 1]
     dw = [p for p in problems if p.geom.is_depthwise]
@@ -147,6 +160,8 @@ def test_set_tables_match_torchvision():
              (models.vgg16, networks.vgg16, (1, 3, 224, 224)),
              (models.regnet_x_400mf, networks.regnet_x_400mf, (1, 3, 224, 224)),
              (models.regnet_y_400mf, networks.regnet_y_400mf, (1, 3, 224, 224)),
+             (models.resnext101_32x8d, networks.resnext101_32x8d, (1, 3, 224, 224)),
+             (models.resnext101_64x4d, networks.resnext101_64x4d, (1, 3, 224, 224)),
              (video.r3d_18, networks.r3d_18, (1, 3, 16, 112, 112))]
     for make_model, walk, shape in cases:
         if make_model in (models.regnet_x_400mf, models.regnet_y_400mf):

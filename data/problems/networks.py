@@ -112,27 +112,54 @@ def _basic_blocks(b: NetBuilder, size, inplanes: int, stages,
     return size, inplanes
 
 
-def _resnet50_like(b: NetBuilder, image: int, groups: int, width_per_group: int) -> None:
-    """torchvision ResNet-50 / ResNeXt-50 (blocks 3, 4, 6, 3)."""
+RESNET50_BLOCKS = (3, 4, 6, 3)
+RESNET101_BLOCKS = (3, 4, 23, 3)
+
+
+def _resnet_like(b: NetBuilder, image: int, groups: int, width_per_group: int,
+                 blocks=RESNET50_BLOCKS) -> None:
+    """torchvision ResNet / ResNeXt with bottleneck blocks (50: 3, 4, 6, 3; 101: 3, 4, 23, 3)."""
     size = b.conv("conv1", 3, 64, (image, image), 7, stride=2, pad=3)
     size = pool_out(size, 3, 2, 1)
-    stages = []
-    for i, (planes, blocks) in enumerate(zip((64, 128, 256, 512), (3, 4, 6, 3))):
-        mid = planes * width_per_group // 64 * groups
-        stages.append((mid, planes * 4, blocks, 1 if i == 0 else 2))
+    stages = [(planes * width_per_group // 64 * groups, planes * 4, n, 1 if i == 0 else 2)
+              for i, (planes, n) in enumerate(zip((64, 128, 256, 512), blocks))]
     _bottlenecks(b, size, 64, stages, groups)
 
 
 def resnet50(image: int = 224) -> list[Layer]:
     b = NetBuilder()
-    _resnet50_like(b, image, groups=1, width_per_group=64)
+    _resnet_like(b, image, groups=1, width_per_group=64)
     return b.layers()
 
 
 def resnext50_32x4d(image: int = 224) -> list[Layer]:
     b = NetBuilder()
-    _resnet50_like(b, image, groups=32, width_per_group=4)
+    _resnet_like(b, image, groups=32, width_per_group=4)
     return b.layers()
+
+
+def resnext101_32x8d(image: int = 224) -> list[Layer]:
+    b = NetBuilder()
+    _resnet_like(b, image, 32, 8, RESNET101_BLOCKS)
+    return b.layers()
+
+
+def resnext101_64x4d(image: int = 224) -> list[Layer]:
+    b = NetBuilder()
+    _resnet_like(b, image, 64, 4, RESNET101_BLOCKS)
+    return b.layers()
+
+
+def resnext101_grouped() -> list[Layer]:
+    """The grouped 3x3 convs of ResNeXt-101 32x8d (8 to 64 channels a group) and 64x4d
+    (4 to 32): ResNeXt-50's kind of layer at other widths and group counts, for
+    training (ResNeXt-50 is holdout). Their 1x1 convs are dense shapes of the
+    ResNet family and are left out."""
+    b = NetBuilder()
+    for name, groups, width in (("resnext101_32x8d", 32, 8), ("resnext101_64x4d", 64, 4)):
+        b.prefix = name + "."
+        _resnet_like(b, 224, groups, width, RESNET101_BLOCKS)
+    return [layer for layer in b.layers() if layer.geom.g > 1]
 
 
 # -- MobileNetV2 and VGG -----------------------------------------------------
@@ -464,6 +491,8 @@ NETWORK_SETS: dict[str, NetworkSet] = {s.name: s for s in (
                "r3d_18 and a 3D ResNeXt-50 32x4d, 16 frames at 112x112"),
     NetworkSet("unet", unet, (1, 8),
                "classic U-Net 64..1024 at 256x256, SD-UNet layers at 32x32/16x16"),
+    NetworkSet("resnext101", resnext101_grouped, (1, 8, 32, 64),
+               "the grouped 3x3 convs of torchvision ResNeXt-101 32x8d and 64x4d, 224x224"),
     NetworkSet("regnet", regnet, (1, 8, 32),
                "torchvision RegNetX-400MF and RegNetY-400MF (grouped 3x3, 16 and 8 "
                "channels a group), 224x224"),

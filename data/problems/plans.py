@@ -15,7 +15,8 @@ from functools import cache
 from .catalog import check_dtype, clear_cache, load_part, parse_random, spec_parts, unique
 from .problem import Problem
 
-TRAIN_SETS = ("resnet50", "mobilenet_v2", "vgg16", "video3d", "unet", "regnet", "random_train")
+TRAIN_SETS = ("resnet50", "mobilenet_v2", "vgg16", "video3d", "unet", "regnet", "resnext101",
+              "random_train")
 HOLDOUT_SETS = ("resnext50_32x4d", "sd_vae", "random_holdout")
 SPLITS = ("train", "holdout")
 
@@ -71,6 +72,12 @@ PLANS: dict[str, tuple[str, tuple[PlanPart, ...]]] = {
         # Added 2026-11-23 (fifth session): grouped 3x3s of 8 and 16 channels a group from
         # a second network family; ResNeXt's are holdout and the train plan had few.
         PlanPart("regnet", FP16),
+        # Added 2026-11-24 (eighteenth session): ResNeXt-101's grouped 3x3s (4 to 64
+        # channels a group, batch up to 64). The train plan had no grouped layer as large
+        # as ResNeXt-50's layer1 at batch 32, where the model took a 2-row grouped_rows
+        # tile at 65 us over the 8-row one at 48 us.
+        PlanPart("resnext101", FP16),
+        PlanPart("resnext101", BF16, batches=(32,)),
     )),
     "holdout": ("holdout", (
         PlanPart("resnext50_32x4d", FP16, batches=(1, 8, 32)),
