@@ -179,12 +179,32 @@ TMA_TILES = (
     (128, 128, 64, 4, 3), (128, 128, 64, 4, 4), (128, 128, 64, 8, 3), (128, 128, 64, 8, 4),
     (128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 128, 8, 3), (64, 256, 64, 4, 4),
 )
+# Tiles 32 channels wide on one side, for layers with 32 channels or fewer there
+# (``narrow_tile_rejects``): MobileNetV2's 1x1s of 144 -> 24 and 24 -> 144 channels at
+# batch 32 ran at 0.72-0.74x cuDNN on 64-wide tiles, where cuDNN's GEMM kernels use tiles
+# 24 and 144 channels wide by 384 and 256 pixels, one wave of 132 programs with 225 KB of
+# shared memory each (Nsight Compute, validation/results/resnext101_data_h100/call92/).
+NARROW_TILES = (
+    (256, 32, 64, 4, 4), (128, 32, 64, 4, 4), (128, 128, 32, 4, 4), (64, 256, 32, 4, 4),
+    (128, 256, 32, 8, 3), (256, 128, 32, 8, 4),
+)
+
+
+def narrow_tile_rejects(geom, cfg: Config) -> str | None:
+    """Why a tile 32 channels wide is not offered: where that side has more than 32
+    channels, a 64-wide tile does the same work in half the steps."""
+    for side, block, channels in (("output", cfg["BLOCK_N"], geom.kg),
+                                  ("input", cfg["BLOCK_K"], geom.cg)):
+        if block < 64 and channels > block:
+            return (f"a {block}-channel tile is for {block} {side} channels or fewer, "
+                    f"not {channels}")
+    return None
 
 
 class PointwiseTmaFamily(KernelFamily):
     name = "pointwise_tma"
     summary = "1x1 stride-1 channels_last convolution as a GEMM with TMA loads and stores"
-    configs = make_configs(TMA_TILES, GROUP_M=8)
+    configs = make_configs(TMA_TILES + NARROW_TILES, GROUP_M=8)
 
     def supports(self, geom) -> str | None:
         return dense_rows_rejects(geom)
@@ -197,7 +217,8 @@ class PointwiseTmaFamily(KernelFamily):
         return tma_missing(device) or super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg, device) -> str | None:
-        return tiles_fit(geom, cfg) or super().config_ok(geom, cfg, device)
+        return (tiles_fit(geom, cfg) or narrow_tile_rejects(geom, cfg)
+                or super().config_ok(geom, cfg, device))
 
     def launch(self, call: ConvCall, cfg: Config) -> None:
         launch_pointwise_tma(call, cfg)

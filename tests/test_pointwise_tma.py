@@ -44,6 +44,34 @@ def test_matches_torch(geom, family):
     check(geom, family=family)
 
 
+NARROW_N = Config(BLOCK_M=128, BLOCK_N=32, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=4)
+NARROW_K = Config(BLOCK_M=64, BLOCK_N=256, BLOCK_K=32, GROUP_M=8, num_warps=4, num_stages=4)
+
+
+@pytest.mark.parametrize("family", BOTH)
+@pytest.mark.parametrize("geom,config", [
+    (G(n=2, c=80, k=24, h=5, w=7, dtype="float16"), NARROW_N),  # 24 of 32 columns
+    (G(n=1, c=24, k=144, h=6, w=6, dtype="float32"), NARROW_K),  # 24 of 32 channels
+], ids=["narrow_n", "narrow_k"])
+def test_narrow_tiles_match_torch(geom, config, family):
+    check(geom, config, family=family, with_residual=True, activation="relu")
+
+
+def test_narrow_tiles_only_for_few_channels():
+    h100 = lookup("h100")
+    few_out, few_in = G(n=32, c=144, k=24, h=56, w=56), G(n=32, c=24, k=144, h=56, w=56)
+    assert FAMILY.feasible(few_out, NARROW_N, h100) is None
+    assert FAMILY.feasible(few_in, NARROW_K, h100) is None
+    assert "for 32 output channels or fewer, not 40" in FAMILY.feasible(
+        dataclasses.replace(few_out, k=40), NARROW_N, h100)
+    assert "for 32 input channels or fewer, not 48" in FAMILY.feasible(
+        dataclasses.replace(few_in, c=48), NARROW_K, h100)
+    # Where both sides are wide, only the 64-wide tiles are offered.
+    wide = [c.config for c in registry.candidates(G(n=8, c=256, k=256, h=28, w=28), h100)
+            if c.family == "pointwise_tma"]
+    assert wide and all(c["BLOCK_N"] >= 64 and c["BLOCK_K"] >= 64 for c in wide)
+
+
 @pytest.mark.parametrize("family", BOTH)
 @pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
 def test_bias_residual_activation(activation, family):
@@ -168,6 +196,8 @@ GPU_CASES = [
     G(n=8, c=2048, k=512, h=7, w=7),
     G(n=3, c=72, k=200, h=17, w=13),  # tails everywhere
     G(n=2, c=64, k=64, d=4, h=14, w=14, t=1, dims=3),
+    G(n=32, c=144, k=24, h=56, w=56),  # MobileNetV2 features.3.conv.2: the 32-wide N tiles
+    G(n=32, c=24, k=144, h=56, w=56),  # features.3.conv.0.0: the 32-wide K tiles
 ]
 
 
