@@ -128,7 +128,8 @@ def _tiles() -> tuple[tuple[int, int, int, int], ...]:
     at 2 warps took 154 registers, 32x32 tiles 240 and 64-channel ones spilled, so
     those are left out; the rest take 92 to 118. 16 rows, for the 16-channel 2-warp
     tiles only: on ResNeXt-50's layer1 at batch 32 (4 channels a group) 2, 4 and 8 rows
-    took 65, 54 and 48 us, each input row being read by fewer programs."""
+    took 65, 54 and 48 us, each input row being read by fewer programs; 16 rows took 53
+    there and 29 us on layer2.1 (8 channels a group), where 4 and 8 rows took 31.5."""
     tiles = [(rows, tw, bn, warps)
              for rows in (2, 4, 8)
              for tw, bn, warps in ((16, 16, 2), (16, 16, 4), (16, 32, 4), (16, 32, 8),
