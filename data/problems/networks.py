@@ -138,15 +138,19 @@ def resnext50_32x4d(image: int = 224) -> list[Layer]:
     return b.layers()
 
 
+# torchvision's ResNeXt-101 variants: groups, width per group.
+RESNEXT101 = {"resnext101_32x8d": (32, 8), "resnext101_64x4d": (64, 4)}
+
+
 def resnext101_32x8d(image: int = 224) -> list[Layer]:
     b = NetBuilder()
-    _resnet_like(b, image, 32, 8, RESNET101_BLOCKS)
+    _resnet_like(b, image, *RESNEXT101["resnext101_32x8d"], RESNET101_BLOCKS)
     return b.layers()
 
 
 def resnext101_64x4d(image: int = 224) -> list[Layer]:
     b = NetBuilder()
-    _resnet_like(b, image, 64, 4, RESNET101_BLOCKS)
+    _resnet_like(b, image, *RESNEXT101["resnext101_64x4d"], RESNET101_BLOCKS)
     return b.layers()
 
 
@@ -156,7 +160,7 @@ def resnext101_grouped() -> list[Layer]:
     training (ResNeXt-50 is holdout). Their 1x1 convs are dense shapes of the
     ResNet family and are left out."""
     b = NetBuilder()
-    for name, groups, width in (("resnext101_32x8d", 32, 8), ("resnext101_64x4d", 64, 4)):
+    for name, (groups, width) in RESNEXT101.items():
         b.prefix = name + "."
         _resnet_like(b, 224, groups, width, RESNET101_BLOCKS)
     return [layer for layer in b.layers() if layer.geom.g > 1]
