@@ -27,6 +27,7 @@ from .wgrad_gemm import WgradGemmFamily
 from .wgrad_grouped_taps import WgradGroupedTapsFamily
 from .wgrad_implicit_gemm_tma import WgradImplicitGemmTmaFamily
 from .wgrad_pointwise_tma import WgradPointwiseTmaFamily
+from .wgrad_staged_tma import WgradStagedTmaFamily
 from .wgrad_stem import WgradStemFamily
 
 FAMILIES: list[KernelFamily] = [
@@ -59,4 +60,5 @@ FAMILIES: list[KernelFamily] = [
     WgradDepthwiseTapsFamily(),
     WgradDepthwiseRowsFamily(),
     WgradGroupedTapsFamily(),
+    WgradStagedTmaFamily(),
 ]

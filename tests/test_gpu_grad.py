@@ -38,6 +38,10 @@ CASES = {
                          pad=(0, 3, 3)),
     "conv3d": ConvGeometry(n=2, c=64, k=64, d=8, h=28, w=28, t=3, r=3, s=3, pad=(1, 1, 1),
                            dims=3),
+    # wgrad_staged_tma's packs of 16-channel groups, strided, and a 7x7 map at batch 32
+    "grouped_cg16_s2": ConvGeometry(n=8, c=512, k=512, g=32, h=28, w=28, r=3, s=3,
+                                    stride=(1, 2, 2), pad=(0, 1, 1)),
+    "dense7x7_n32": ConvGeometry(n=32, c=512, k=512, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
 }
 
 

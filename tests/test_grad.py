@@ -167,6 +167,21 @@ CASES = [
                              pad=(1, 1, 1), dilation=(1, 1, 2), dims=3, dtype="bfloat16")),
     ("wgrad_grouped_taps", G(n=1, c=32, k=32, g=2, h=7, w=9, r=4, s=4, pad=(0, 1, 1),
                              pad_hi=(0, 2, 2), dtype="float16", layout="channels_last")),
+    ("wgrad_staged_tma", G(n=2, c=16, k=24, h=6, w=7, r=3, s=3, pad=(0, 1, 1),
+                           layout="channels_last")),
+    ("wgrad_staged_tma", G(n=3, c=16, k=16, h=9, w=8, r=3, s=3, stride=(1, 2, 2),
+                           pad=(0, 1, 1), layout="contiguous")),  # 4 phase images
+    ("wgrad_staged_tma", G(n=1, c=16, k=16, h=11, w=10, r=5, s=3, stride=(1, 3, 2),
+                           dilation=(1, 2, 3), pad=(0, 2, 1))),
+    ("wgrad_staged_tma", G(n=1, c=16, k=16, d=4, h=5, w=5, t=3, r=3, s=3, stride=(2, 1, 1),
+                           pad=(1, 1, 1), dims=3, dtype="bfloat16")),
+    ("wgrad_staged_tma", G(n=1, c=16, k=16, h=6, w=6, r=4, s=4, pad=(0, 1, 1),
+                           pad_hi=(0, 2, 2))),
+    ("wgrad_staged_tma", G(n=2, c=32, k=48, h=9, w=7, r=1, s=1, stride=(1, 2, 2))),
+    ("wgrad_staged_tma", G(n=2, c=5, k=12, h=9, w=7, r=3, s=3, pad=(0, 1, 1),
+                           dtype="float16")),  # rows padded to 16 bytes
+    ("wgrad_staged_tma", G(n=2, c=128, k=128, g=4, h=5, w=6, r=3, s=3, stride=(1, 2, 2),
+                           pad=(0, 1, 1), dtype="float16", layout="channels_last")),  # packs
 ]
 
 
@@ -341,7 +356,7 @@ def test_every_config_runs(family):
 
 @pytest.mark.parametrize("family", ["wgrad_gemm", "wgrad_direct", "wgrad_stem",
                                     "wgrad_depthwise_taps", "wgrad_depthwise_rows",
-                                    "wgrad_grouped_taps"])
+                                    "wgrad_grouped_taps", "wgrad_staged_tma"])
 def test_split_reduction_is_deterministic(family):
     fam = registry.family(family)
     g = {"wgrad_direct": 8, "wgrad_grouped_taps": 4}.get(

@@ -70,16 +70,20 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
         wgrad_gemm,
         wgrad_grouped_taps,
         wgrad_implicit_gemm_tma,
+        wgrad_staged_tma,
         wgrad_stem,
     )
 
     grids = []
+    # Copies before the family's own grid: dgrad_forward's regrouped filter, the staged
+    # X and dY of wgrad_staged_tma.
+    prepasses = (dgrad_forward.regroup_kernel, wgrad_staged_tma.stage_kernel)
     for mod in (depthwise, depthwise_span, dgrad_forward, dgrad_gemm, dgrad_stem, grad_direct,
                 grouped_packed, grouped_rows, implicit_gemm, implicit_gemm_tma, pointwise,
                 pointwise_tma, splitk, wgrad_depthwise_rows, wgrad_depthwise_taps, wgrad_gemm,
-                wgrad_grouped_taps, wgrad_implicit_gemm_tma, wgrad_stem):
+                wgrad_grouped_taps, wgrad_implicit_gemm_tma, wgrad_staged_tma, wgrad_stem):
         monkeypatch.setattr(mod, "launch_kernel", lambda k, grid, *a, **kw: (
-            None if k is dgrad_forward.regroup_kernel else grids.append(grid)))
+            None if k in prepasses else grids.append(grid)))
     od, oh, ow = geom.out_spatial
     x = torch.randn(geom.n, geom.c, geom.h, geom.w)
     w = torch.randn(geom.k, geom.cg, geom.r, geom.s)
