@@ -17,7 +17,7 @@ output pixels on a 14x14 map, 1.65x on 7x7; and an infinite input value there wo
 turn 0 * inf into NaN). Any stride, dilation and padding; grouped filters with as many
 input as output channels a group (16 or more) run whole groups a tile, block diagonal.
 Splits add float32 slices in a fixed order (``reduce_splits``): no atomics. ResNet-50's
-layer3.1.conv2 wgrad at batch 32: 61.9 -> 38.8 us, of which the copies take 10
+layer3.1.conv2 wgrad at batch 32: 61.9 -> 34.4 us, of which the copies take 6-10
 (validation/results/wgrad_staged_h100/).
 """
 
@@ -330,9 +330,10 @@ STAGED_TILES = (
     (64, 64, 64, 4, 4), (64, 128, 64, 4, 4), (128, 64, 64, 4, 4), (128, 128, 64, 8, 3),
     (128, 128, 128, 8, 3), (128, 256, 64, 8, 3),
 )
-# wgrad_gemm's splits and 2: ResNet-50's 3x3s on 14x14 and 7x7 maps at batch 32 have 72
-# tiles of 64 x 128 for 132 SMs (call 95: the fastest config there was unsplit).
-STAGED_SPLITS = (1, 2, 4, 16, 64)
+# wgrad_gemm's splits with 2, 3 and 8: ResNet-50's 3x3 on 14x14 maps at batch 32 has 72
+# tiles of 64 x 128, two programs an SM fit: 4 splits make 288 programs for 264 places,
+# a second wave of 24 (Nsight Compute, call 101), 3 make 216.
+STAGED_SPLITS = (1, 2, 3, 4, 8, 16, 64)
 
 
 class WgradStagedTmaFamily(WgradTmaFamily):
