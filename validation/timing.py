@@ -130,3 +130,17 @@ def grad_fn(cand: Candidate | None, direction: str, dy: torch.Tensor, x: torch.T
         return lambda: torch_grad(geom, direction, dy, x, w)
     launch_mod.run_grad_candidate(cand, direction, dy, x, w, geom, out=out)
     return lambda: launch_mod.launch_grad(cand, geom, dy, x=x, w=w, out=out)
+
+
+def profiler_window(fn: Callable[[], object], warmup: int = 5) -> None:
+    """``fn`` ``warmup`` times (compile, pick cuDNN's algorithm), then once between
+    cudaProfilerStart/Stop: what ``ncu --profile-from-start off`` profiles."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    fn()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()

@@ -21,7 +21,13 @@ from convdispatch.data.problems import problem_by_id
 from convdispatch.dispatcher import run_candidate
 from convdispatch.kernels.base import Candidate
 from convdispatch.validation.inputs import make_inputs, seed_of
-from convdispatch.validation.timing import CudaTimer, TimingSettings, candidate_fn, cudnn_fn
+from convdispatch.validation.timing import (
+    CudaTimer,
+    TimingSettings,
+    candidate_fn,
+    cudnn_fn,
+    profiler_window,
+)
 
 DW = "mobilenet_v2/features.3.conv.1.0/n32/float16"
 GRP = "resnext50_32x4d/layer1.0.conv2/n32/float16"
@@ -67,14 +73,7 @@ def runner(geom, cand_id: str | None, seed: int):
 
 def profile(target: str) -> None:
     pid, cand = TARGETS[target]
-    fn = runner(problem_by_id(pid).geom, cand, seed_of(pid))
-    for _ in range(5):  # compile, pick cuDNN's algorithm, warm the caches' state
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.profiler.start()
-    fn()
-    torch.cuda.synchronize()
-    torch.cuda.profiler.stop()
+    profiler_window(runner(problem_by_id(pid).geom, cand, seed_of(pid)))
 
 
 def probe_rows():

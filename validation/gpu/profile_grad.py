@@ -16,7 +16,7 @@ import torch
 from convdispatch.data.problems import problem_by_id
 from convdispatch.kernels.base import Candidate
 from convdispatch.validation.inputs import make_grad_output, make_inputs, seed_of
-from convdispatch.validation.timing import grad_fn
+from convdispatch.validation.timing import grad_fn, profiler_window
 
 
 def main(argv: list[str]) -> int:
@@ -28,14 +28,7 @@ def main(argv: list[str]) -> int:
     x, w, _ = make_inputs(g, "cuda", seed_of(pid))
     dy = make_grad_output(g, "cuda", seed_of(pid))
     out = torch.empty_like(x if direction == "dgrad" else w)
-    fn = grad_fn(cand, direction, dy, x, w, g, out)
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.profiler.start()
-    fn()
-    torch.cuda.synchronize()
-    torch.cuda.profiler.stop()
+    profiler_window(grad_fn(cand, direction, dy, x, w, g, out))
     return 0
 
 
