@@ -112,8 +112,10 @@ class ConvCall:
     allow_tf32: bool = True
     # dgrad through a forward kernel (kernels/dgrad_forward.py): ``w`` is the stored
     # filter and this call's output channels are its input channels (``transposed_w``),
-    # its taps read in reverse order (``flip_taps``). Only the dense GEMM launchers
-    # (implicit_gemm, splitk, pointwise, pointwise_tma) take such calls.
+    # its taps read in reverse order (``flip_taps``). The dense GEMM launchers
+    # (implicit_gemm, splitk, pointwise, pointwise_tma) take such calls, and the
+    # depthwise ones (depthwise, depthwise_span) take flip_taps, for which the channel
+    # swap is the identity.
     transposed_w: bool = False
     flip_taps: bool = False
 

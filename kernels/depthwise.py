@@ -18,6 +18,7 @@ import triton.language as tl
 from .base import Config, ConvCall, KernelFamily, channel_tile_too_wide
 from .common import (
     cdiv,
+    depthwise_filter,
     needs_int64,
     out_args,
     pixel_block,
@@ -134,10 +135,10 @@ class DepthwiseFamily(KernelFamily):
         bn = cfg["BLOCK_N"]
         pixel_programs, tiles_h, tiles_w = pixel_grid(g, cfg["BLOCK_M"], tw)
         od, oh, ow = g.out_spatial
-        sw = strides5(call.w)
+        w, sw = depthwise_filter(call)
         grid = (pixel_programs, cdiv(g.k, bn))
         launch_kernel(depthwise_kernel, grid,
-            call.x, call.w, *out_args(call),
+            call.x, w, *out_args(call),
             g.k, g.d, g.h, g.w, od, oh, ow, tiles_h, tiles_w,
             *g.stride, *g.pad, *g.dilation, *strides5(call.x), sw[0], *sw[2:],
             MULT=g.kg, KT=g.t, KR=g.r, KS=g.s, TILE_H=th, TILE_W=tw, BLOCK_N=bn,

@@ -141,41 +141,65 @@ def check_candidates_on_gpu(cands: list[Candidate], geom: ConvGeometry, tol: flo
 _SM90_COMPILE = """
 import json, re, sys
 import triton
+import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 import importlib
 k = getattr(importlib.import_module(sys.argv[1]), sys.argv[2])
-const, box = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+const, box, opts = json.loads(sys.argv[3]), json.loads(sys.argv[4]), json.loads(sys.argv[5])
+divisible = opts.pop("divisible")
+const = {a: getattr(tl, v[3:]) if isinstance(v, str) and v.startswith("tl.") else v
+         for a, v in const.items()}
 sig = {n: "constexpr" if n in const else
        "tensordesc<fp16[" + ", ".join(map(str, box[n])) + "]>" if n in box else
        "*fp16" if n.endswith("_ptr") else "i32" for n in k.arg_names}
-src = ASTSource(k, sig, constexprs={(k.arg_names.index(a),): v for a, v in const.items()})
-asm = triton.compile(src, target=GPUTarget("cuda", 90, 32),
-                     options=dict(num_warps=8, num_stages=3)).asm
+attrs = {(k.arg_names.index(n),): [["tt.divisibility", 16]] for n in k.arg_names
+         if n not in const and n not in box and (n.endswith("_ptr") or n in divisible)}
+src = ASTSource(k, sig, constexprs={(k.arg_names.index(a),): v for a, v in const.items()},
+                attrs=attrs)
+compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
+asm = compiled.asm
 dots = re.findall(r"ttng[.]warp_group_dot %[^:]*: ([^*]*)[*] ([^-]*)->", asm["ttgir"])
+memory = re.findall(r"\\b(ld[.]global|st[.]global)", asm["ptx"])
 print(json.dumps({
     "tma": sorted({r + "d." + d for r, d in
                    re.findall(r"cp[.]async[.]bulk[.]tensor[.](\\d)d[.]([a-z]+)", asm["ptx"])}),
     "wgmma": "wgmma" in asm["ptx"],
     "smem_operands": bool(dots) and all("memdesc" in a and "memdesc" in b for a, b in dots),
+    "cp_async": "cp.async.cg" in asm["ptx"] or "cp.async.ca" in asm["ptx"],
+    "global_memory_order": memory,
+    "shared_bytes": compiled.metadata.shared,
 }))
 """
 
 
 def compile_for_sm90(module: str, kernel: str, constexprs: dict, boxes: dict) -> dict:
+    """What ``sm90_compile`` reports of the TMA kernels: 'tma', 'wgmma', 'smem_operands'."""
+    got = sm90_compile(module, kernel, constexprs, boxes)
+    return {key: got[key] for key in ("tma", "wgmma", "smem_operands")}
+
+
+def sm90_compile(module: str, kernel: str, constexprs: dict, boxes: dict,
+                 num_warps: int = 8, num_stages: int = 3,
+                 divisible: tuple[str, ...] = ()) -> dict:
     """Compile a kernel for sm_90 in a process without the interpreter (no GPU needed):
     the TMA copies in its PTX as 'RANKd.DIRECTION' ('shared': global->shared loads,
-    'global': shared->global stores), whether it issues wgmma, and whether every wgmma
-    reads both operands from shared memory (not through registers). ``boxes`` gives
-    the fp16 block shape of each tensor-descriptor argument."""
+    'global': shared->global stores), whether it issues wgmma, whether every wgmma
+    reads both operands from shared memory (not through registers), whether it issues
+    cp.async copies, its global loads and stores in program order ('ld.global' /
+    'st.global') and the shared memory it allocates. ``boxes`` gives the fp16 block
+    shape of each tensor-descriptor argument; a constexpr written "tl.float32" is that
+    dtype. Pointers, and the integers named in ``divisible``, are taken as multiples of
+    16, as a launch on aligned tensors specializes them."""
     import json
     import os
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    opts = {"num_warps": num_warps, "num_stages": num_stages, "divisible": list(divisible)}
     done = subprocess.run([sys.executable, "-c", _SM90_COMPILE, module, kernel,
-                           json.dumps(constexprs), json.dumps(boxes)], env=env,
-                          capture_output=True, text=True, timeout=300)
+                           json.dumps(constexprs), json.dumps(boxes), json.dumps(opts)],
+                          env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
