@@ -90,36 +90,37 @@ def depthwise_span_kernel(
     else:
         bias = 0.0
     # Input row i feeds output row o through filter row kr when i = o * SH + kr * DH.
+    # LOADS_FIRST: every load before the first store. The compiler cannot move a load
+    # past a store to another pointer, so a row loaded after an output row's store waits
+    # a memory round trip of its own (one an output row, in the interleaved SASS).
+    # Otherwise each output row is stored as soon as its last input row is in, so only
+    # about KR * DH rows are live at once (tall windows, wide rows).
     rows = ()
+    for i in tl.static_range((ROWS - 1) * SH + (KR - 1) * DH + 1):
+        rows = rows + _input_row(x_ptr, x_img, ih0 + i, sxh, H, col_off, col_ok, KS)
+        if not LOADS_FIRST and i >= (KR - 1) * DH and (i - (KR - 1) * DH) % SH == 0:
+            oh = oh0 + (i - (KR - 1) * DH) // SH
+            r = _residual(res_ptr, n, oh, ow, k, ok, OH, srn, srh, srw, src, HAS_RES)
+            _store_row(rows, taps, i - (KR - 1) * DH, bias, r, oh, n, ow, k, ok, OH,
+                       out_ptr, syn, syc, syh, syw, KR, KS, DH, ACT, HAS_BIAS, HAS_RES)
     if LOADS_FIRST:
-        # Every load before the first store: the compiler cannot move a load past a store
-        # to another pointer, so a row loaded after an output row's store waits a memory
-        # round trip of its own (one an output row, in the interleaved SASS).
-        for i in tl.static_range((ROWS - 1) * SH + (KR - 1) * DH + 1):
-            rows = rows + _input_row(x_ptr, x_img, ih0 + i, sxh, H, col_off, col_ok, KS)
         res = ()
         for o in tl.static_range(ROWS):
-            if HAS_RES:
-                res = res + (tl.load(res_ptr + (n * srn + (oh0 + o) * srh + ow * srw + k * src),
-                                     mask=ok & (oh0 + o < OH), other=0.0),)
-            else:
-                res = res + (0.0,)
+            res = res + (_residual(res_ptr, n, oh0 + o, ow, k, ok, OH, srn, srh, srw, src,
+                                   HAS_RES),)
         for o in tl.static_range(ROWS):
             _store_row(rows, taps, o * SH, bias, res[o], oh0 + o, n, ow, k, ok, OH,
                        out_ptr, syn, syc, syh, syw, KR, KS, DH, ACT, HAS_BIAS, HAS_RES)
+
+
+@triton.jit
+def _residual(res_ptr, n, oh, ow, k, ok, OH, srn, srh, srw, src, HAS_RES: tl.constexpr):
+    """Output row ``oh``'s residual (raw values), or 0 without one."""
+    if HAS_RES:
+        return tl.load(res_ptr + (n * srn + oh * srh + ow * srw + k * src),
+                       mask=ok & (oh < OH), other=0.0)
     else:
-        # Rows in order, each output row finished as soon as its last input row is in:
-        # only about KR * DH rows are live at once (tall windows, wide rows).
-        for i in tl.static_range((ROWS - 1) * SH + (KR - 1) * DH + 1):
-            rows = rows + _input_row(x_ptr, x_img, ih0 + i, sxh, H, col_off, col_ok, KS)
-            if i >= (KR - 1) * DH and (i - (KR - 1) * DH) % SH == 0:
-                oh = oh0 + (i - (KR - 1) * DH) // SH
-                r = 0.0
-                if HAS_RES:
-                    r = tl.load(res_ptr + (n * srn + oh * srh + ow * srw + k * src),
-                                mask=ok & (oh < OH), other=0.0)
-                _store_row(rows, taps, i - (KR - 1) * DH, bias, r, oh, n, ow, k, ok, OH,
-                           out_ptr, syn, syc, syh, syw, KR, KS, DH, ACT, HAS_BIAS, HAS_RES)
+        return 0.0
 
 
 @triton.jit

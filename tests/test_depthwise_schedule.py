@@ -9,6 +9,8 @@ from being hoisted above it, which cost a memory round trip an output row (call 
 from __future__ import annotations
 
 import pytest
+from convdispatch.kernels.depthwise_span import loads_first
+from convdispatch.kernels.geometry import ConvGeometry
 from helpers import sm90_compile
 
 SPAN = dict(syc=1, src=1, sws=1, sxc=1, MULT=1, KR=3, KS=3, ACT=1, HAS_BIAS=True, INT64=False,
@@ -33,9 +35,6 @@ def test_span_loads_before_it_stores(rows, sh, res):
 def test_loads_first_where_the_window_fits_in_registers():
     """MobileNetV2's 3x3 layers in fp16 load first; the 5x5 stride-2 fp32 and 7x7 windows
     that spilled under it (calls 106-107) keep the interleaved schedule."""
-    from convdispatch.kernels.depthwise_span import loads_first
-    from convdispatch.kernels.geometry import ConvGeometry
-
     def dw(r, stride, dtype):
         return ConvGeometry(n=1, c=144, k=144, g=144, h=56, w=56, r=r, s=r,
                             stride=(1, stride, stride), pad=(0, r // 2, r // 2), dtype=dtype)
