@@ -17,7 +17,8 @@ multiply and a shift, not a division.
 
 Two schedules (``loads_first``, chosen at launch from the window's size): where the
 window's raw values fit in 64 registers a thread, every load is issued before the
-first store (10-25% faster on MobileNetV2's 3x3 layers, call 105); otherwise rows are
+first store (call 105, MobileNetV2 at batch 32: the stride-1 layers' best configs
+10-16% faster, the stride-2 ones 0-4%); otherwise rows are
 loaded in order and each output row is stored once its last row is in, so that only
 about KR rows are live.
 """
@@ -166,8 +167,8 @@ MAX_TAPS = 49  # filter taps unrolled at compile time (7x7)
 MAX_ROW_LOADS = 112  # (input rows a program walks) x filter columns, unrolled
 # Registers a thread may spend holding a window's raw input values when every load is
 # issued first. Above it (tall or wide windows, fp32, 8 values a thread) that schedule
-# spilled: 5x5 and 7x7 filters at stride 2-3 ran up to 1.7x slower than the interleaved
-# one in calls 106-107 (validation/results/depthwise_schedule_h100/).
+# spilled: random 5x5 and 7x7 layers (strided, dilated or fp32) ran up to 1.65x slower
+# than the interleaved one in calls 106-107 (validation/results/depthwise_schedule_h100/).
 LOADS_FIRST_REGISTERS = 64
 
 

@@ -8,8 +8,8 @@ timed with the sweep's timer and settings (CUDA graph, L2 flushed, warmup 2 ms, 
 5 ms). Prints a markdown table: the swept time, the time now, and cuDNN's now.
 
 (In call 105 the wgrad rows were also timed at num_stages 2 and 3 of a pipelined item
-loop that was slower everywhere and was dropped; see
-validation/results/depthwise_schedule_h100/README.md.)
+loop that did not pay (6-22% slower on seven layers, within 1% on three) and was
+dropped; see validation/results/depthwise_schedule_h100/README.md.)
 """
 
 from __future__ import annotations
