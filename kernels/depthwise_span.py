@@ -73,12 +73,7 @@ def depthwise_span_kernel(
         k = k.to(tl.int64)
         c_in = c_in.to(tl.int64)
     x_img = n * sxn
-    # Filter taps of each element's channel, fp32, once per program: index kr * KS + ks.
-    taps = ()
-    for kr in tl.static_range(KR):
-        for ks in tl.static_range(KS):
-            wv = tl.load(w_ptr + k * swk + kr * swr + ks * sws, mask=ok, other=0.0)
-            taps = taps + (wv.to(tl.float32),)
+    taps = filter_taps(w_ptr, k, ok, swk, swr, sws, KR, KS)
     col_ok = ()
     col_off = ()
     for ks in tl.static_range(KS):
@@ -112,6 +107,18 @@ def depthwise_span_kernel(
         for o in tl.static_range(ROWS):
             _store_row(rows, taps, o * SH, bias, res[o], oh0 + o, n, ow, k, ok, OH,
                        out_ptr, syn, syc, syh, syw, KR, KS, DH, ACT, HAS_BIAS, HAS_RES)
+
+
+@triton.jit
+def filter_taps(w_ptr, k, ok, swk, swr, sws, KR: tl.constexpr, KS: tl.constexpr):
+    """The filter taps of each element's channel ``k``, fp32, loaded once per program (a
+    gather from a table that stays in L1): a tuple indexed kr * KS + ks."""
+    taps = ()
+    for kr in tl.static_range(KR):
+        for ks in tl.static_range(KS):
+            wv = tl.load(w_ptr + k * swk + kr * swr + ks * sws, mask=ok, other=0.0)
+            taps = taps + (wv.to(tl.float32),)
+    return taps
 
 
 @triton.jit

@@ -42,7 +42,7 @@ import triton.language as tl
 from .base import Config, ConvCall, GradCall, KernelFamily
 from .common import cdiv, needs_int64, pixel_grid, strides5
 from .depthwise import DepthwiseFamily
-from .depthwise_span import DepthwiseSpanFamily, span_grid
+from .depthwise_span import span_grid
 from .geometry import ConvGeometry
 from .grad_common import GradFamily, GradGrid
 from .grouped_packed import GroupedPackedFamily
@@ -149,12 +149,10 @@ def phase_problems(geom: ConvGeometry) -> tuple[Phase, ...] | None:
 
 
 @triton.jit
-def regroup_kernel(w_ptr, out_ptr, TOTAL, CG, KG, T, R, S, T0, R0, S0, DT, DR, DS,
+def regroup_kernel(w_ptr, out_ptr, TOTAL, CG, KG, T, R, S,
                    swk, swc, swt, swr, sws, sok, soc, sot, sor, sos, BLOCK: tl.constexpr):
-    """out[g*CG + c, k, t, r, s] = w[g*KG + k, c, T0 + DT*(T-1-t), R0 + DR*(R-1-r),
-    S0 + DS*(S-1-s)]: the filter of the transposed convolution (channels swapped within
-    each group, taps reversed) over the T x R x S taps of one stride phase (all taps:
-    first 0, step 1)."""
+    """out[g*CG + c, k, t, r, s] = w[g*KG + k, c, T-1-t, R-1-r, S-1-s]: the filter of the
+    transposed convolution (channels swapped within each group, taps reversed)."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < TOTAL
     s = offs % S
@@ -163,8 +161,8 @@ def regroup_kernel(w_ptr, out_ptr, TOTAL, CG, KG, T, R, S, T0, R0, S0, DT, DR, D
     k = (offs // (S * R * T)) % KG
     co = offs // (S * R * T * KG)
     grp = co // CG
-    src = ((grp * KG + k) * swk + (co % CG) * swc + (T0 + DT * (T - 1 - t)) * swt
-           + (R0 + DR * (R - 1 - r)) * swr + (S0 + DS * (S - 1 - s)) * sws)
+    src = ((grp * KG + k) * swk + (co % CG) * swc + (T - 1 - t) * swt + (R - 1 - r) * swr
+           + (S - 1 - s) * sws)
     dst = co * sok + k * soc + t * sot + r * sor + s * sos
     tl.store(out_ptr + dst, tl.load(w_ptr + src, mask=mask), mask=mask)
 
@@ -200,18 +198,28 @@ def filter_strides(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
     return (c * t * r * s, t * r * s, r * s, s, 1)
 
 
-def regrouped_filter(call: GradCall, tg: ConvGeometry, first: tuple[int, ...] = (0, 0, 0),
-                     step: tuple[int, ...] = (1, 1, 1)) -> torch.Tensor:
-    """The transposed convolution's filter [C, K/g, T, R, S] in launch scratch (in ``tg``'s
-    layout, so the forward kernel reads it as it reads a user's filter), over ``tg``'s taps
-    starting at ``first`` by ``step`` (a stride phase's; default: all taps)."""
+def regrouped_filter(call: GradCall) -> torch.Tensor:
+    """The transposed convolution's filter [C, K/g, T, R, S] in launch scratch (in the
+    call's layout, so the forward kernel reads it as it reads a user's filter); a stride
+    phase reads its taps as a view of it (``phase_taps``)."""
     g, w = call.geom, call.w
-    shape = (g.c, g.kg, tg.t, tg.r, tg.s)
-    out = workspace(shape, w.device, w.dtype, strides=filter_strides(shape, tg.layout))
+    shape = (g.c, g.kg, g.t, g.r, g.s)
+    out = workspace(shape, w.device, w.dtype, strides=filter_strides(shape, g.layout))
     total = out.numel()
     launch_kernel(regroup_kernel, (cdiv(total, 1024),), w, out, total, g.cg, g.kg,
-                  tg.t, tg.r, tg.s, *first, *step, *strides5(w), *strides5(out), BLOCK=1024)
+                  g.t, g.r, g.s, *strides5(w), *strides5(out), BLOCK=1024)
     return out
+
+
+def phase_taps(regrouped: torch.Tensor, taps: tuple[int, int, int],
+               first: tuple[int, ...], step: tuple[int, ...]) -> torch.Tensor:
+    """A stride phase's filter as a view of the whole filter's regrouped copy (taps
+    reversed): the phase's taps ``first + step * i`` (i < taps), reversed, are the copy's
+    taps ``start + step * i`` with ``start = last - first - step * (taps - 1)``."""
+    full = regrouped.shape[2:]
+    start = [size - 1 - f - s * (n - 1) for size, f, s, n in zip(full, first, step, taps)]
+    return regrouped[:, :, start[0]::step[0], start[1]::step[1], start[2]::step[2]][
+        :, :, :taps[0], :taps[1], :taps[2]]
 
 
 def zero_phases(call: GradCall, unreached: tuple[int, int, int]) -> None:
@@ -346,17 +354,24 @@ class ForwardDgradFamily(GradFamily):
             return
         phases = phase_problems(g)  # one launch a reached phase, into dX's view of it
         st = g.stride
+        # Filters that need a regrouped copy get one for all phases: each phase reads its
+        # taps as a strided view of it (a launch fewer a phase).
+        full = None if self.reads_in_place(g) else regrouped_filter(call)
         for p in phases:
             if p.geom is not None:
                 out = call.out[:, :, p.offset[0]::st[0], p.offset[1]::st[1], p.offset[2]::st[2]]
-                self._launch_forward(call, cfg, p.geom, out, p.first_tap, p.tap_step)
+                self._launch_forward(call, cfg, p.geom, out, p.first_tap, p.tap_step, full)
         unreached = unreached_phases(phases)
         if any(unreached):
             zero_phases(call, unreached)
 
     def _launch_forward(self, call: GradCall, cfg: Config, tg: ConvGeometry,
                         out: torch.Tensor, first: tuple[int, ...] = (0, 0, 0),
-                        step: tuple[int, ...] = (1, 1, 1)) -> None:
+                        step: tuple[int, ...] = (1, 1, 1),
+                        regrouped: torch.Tensor | None = None) -> None:
+        """Run the forward kernel on ``tg`` into ``out``, the filter over the taps
+        ``first``, ``first + step``, ... (a stride phase's; ``regrouped``: the whole
+        filter's regrouped copy, of which the phase's taps are a view)."""
         dy = call.dy
         if self.reads_in_place(call.geom):
             w = call.w
@@ -367,8 +382,10 @@ class ForwardDgradFamily(GradFamily):
                             allow_tf32=call.allow_tf32, transposed_w=self.in_place,
                             flip_taps=tg.t * tg.r * tg.s > 1)
         else:
-            conv = ConvCall(x=dy, w=regrouped_filter(call, tg, first, step), out=out,
-                            bias=None, residual=None, geom=tg, allow_tf32=call.allow_tf32)
+            w = regrouped_filter(call) if regrouped is None else phase_taps(
+                regrouped, (tg.t, tg.r, tg.s), first, step)
+            conv = ConvCall(x=dy, w=w, out=out, bias=None, residual=None, geom=tg,
+                            allow_tf32=call.allow_tf32)
         self.forward.launch(conv, cfg)
 
 
@@ -382,5 +399,6 @@ FORWARD_DGRAD_FAMILIES = (
     ForwardDgradFamily(GroupedPackedFamily(), "packed"),
     ForwardDgradFamily(GroupedRowsFamily(), "packed"),
     ForwardDgradFamily(DepthwiseFamily(), "direct"),
-    ForwardDgradFamily(DepthwiseSpanFamily(), "span"),
+    # dgrad_depthwise_span (kernels/dgrad_depthwise_span.py) follows: at a stride it runs
+    # a kernel of its own.
 )

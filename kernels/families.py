@@ -6,6 +6,7 @@ from .base import KernelFamily
 from .depthwise import DepthwiseFamily
 from .depthwise_rows import DepthwiseRowsFamily
 from .depthwise_span import DepthwiseSpanFamily
+from .dgrad_depthwise_span import DgradDepthwiseSpanFamily
 from .dgrad_forward import FORWARD_DGRAD_FAMILIES
 from .dgrad_gemm import DgradGemmFamily
 from .dgrad_stem import DgradStemFamily
@@ -51,6 +52,7 @@ FAMILIES: list[KernelFamily] = [
     DgradDirectFamily(),
     DgradStemFamily(),
     *FORWARD_DGRAD_FAMILIES,
+    DgradDepthwiseSpanFamily(),
     WgradGemmFamily(),
     WgradPackedFamily(),
     WgradDirectFamily(),

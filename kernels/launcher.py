@@ -49,6 +49,7 @@ class Recorder:
         self.steps: list[Step] = []
         self.scratch: list[Scratch] = []
         self._scratch_ids: dict[int, str] = {}
+        self._scratch_tensors: dict[str, torch.Tensor] = {}  # views of them are rebound too
 
     def __enter__(self) -> Recorder:
         self._token = _recorder.set(self)
@@ -82,6 +83,7 @@ def workspace(shape: tuple, device, dtype=torch.float32,
         name = f"scratch{len(rec.scratch)}"
         rec.scratch.append(Scratch(name, tuple(shape), dtype, strides))
         rec._scratch_ids[id(t)] = name
+        rec._scratch_tensors[name] = t
     return t
 
 
@@ -103,6 +105,8 @@ class Plan:
                 if name in ("out", "w"):  # dX's stride phases, a phase's filter taps
                     by_storage.setdefault(t.untyped_storage().data_ptr(), (name, t))
         by_ptr.update(rec._scratch_ids)
+        for name, t in rec._scratch_tensors.items():  # a phase's taps of a regrouped filter
+            by_storage.setdefault(t.untyped_storage().data_ptr(), (name, t))
         self.scratch = rec.scratch
         self.steps = rec.steps
         for step in self.steps:
@@ -122,6 +126,7 @@ class Plan:
                                            "rebind")
                     step.slots.append((i, name, view))
                     step.args[i] = None  # hold no reference to the first call's tensors
+        rec._scratch_tensors.clear()
 
     def run(self, tensors: dict[str, torch.Tensor | None], device) -> None:
         for s in self.scratch:

@@ -33,6 +33,11 @@ CASES = {
                                    stride=(1, 2, 2), pad=(0, 1, 1)),  # stride phases
     "depthwise_s2": ConvGeometry(n=8, c=192, k=192, g=192, h=56, w=56, r=3, s=3,
                                  stride=(1, 2, 2), pad=(0, 1, 1)),
+    # dgrad_depthwise_span's one-launch strided kernel: odd maps, a 5x5 filter
+    "depthwise_s2_odd": ConvGeometry(n=8, c=576, k=576, g=576, h=15, w=13, r=3, s=3,
+                                     stride=(1, 2, 2), pad=(0, 1, 1)),
+    "depthwise5x5_s2": ConvGeometry(n=4, c=240, k=240, g=240, h=27, w=29, r=5, s=5,
+                                    stride=(1, 2, 2), pad=(0, 2, 2)),
     "depthwise7x7": ConvGeometry(n=8, c=256, k=256, g=256, h=28, w=28, r=7, s=7, pad=(0, 3, 3)),
     "stem": ConvGeometry(n=4, c=3, k=64, h=224, w=224, r=7, s=7, stride=(1, 2, 2),
                          pad=(0, 3, 3)),

@@ -583,17 +583,19 @@ def test_explain_gradient_directions_for_h100():
 
 
 class _PickForReplay:
-    """A chooser for the replay test: dgrad_depthwise where it is offered (its launcher
-    makes scratch), wgrad_gemm's smallest split-K config for dense wgrad (feasible or not:
-    a decision is what the chooser says), else the first candidate."""
+    """A chooser for the replay test: dgrad_depthwise, dgrad_implicit_gemm or
+    dgrad_grouped_packed (its regrouped filter is scratch, a stride phase's taps a view
+    of it), the first of them offered; wgrad_gemm's smallest split-K config for dense
+    wgrad (feasible or not: a decision is what the chooser says); else the first
+    candidate."""
 
     name, identity = "pick-for-replay", "pick-for-replay"
 
     def choose(self, geom, cands, device):
         from convdispatch.dispatcher.decision import Decision
 
-        pick = next((c for c in cands if c.family in ("dgrad_depthwise",
-                                                      "dgrad_implicit_gemm")), cands[0])
+        liked = ("dgrad_depthwise", "dgrad_implicit_gemm", "dgrad_grouped_packed")
+        pick = min(cands, key=lambda c: liked.index(c.family) if c.family in liked else 9)
         if pick.family.startswith("wgrad") and geom.g == 1:
             fam = registry.family("wgrad_gemm")
             cfg = min((c for c in fam.configs if c["SPLIT_K"] > 1),
@@ -602,7 +604,8 @@ class _PickForReplay:
         return Decision(pick, "test", self.name)
 
 
-@pytest.mark.parametrize("case", ["dense", "wgrad_split", "depthwise_s1", "dense_s2"])
+@pytest.mark.parametrize("case", ["dense", "wgrad_split", "depthwise_s1", "dense_s2",
+                                  "grouped_s2"])
 def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
     """The second gradient call of a signature replays the first one's launches (no
     decision, scratch such as split workspaces made afresh, views of the inputs such as
@@ -620,6 +623,9 @@ def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
                                      dtype="float32", layout="contiguous"),
         "dense_s2": ConvGeometry(n=2, c=8, k=8, h=6, w=5, r=3, s=3, stride=(1, 2, 2),
                                  pad=(0, 1, 1), dtype="float32", layout="contiguous"),
+        "grouped_s2": ConvGeometry(n=2, c=16, k=16, g=4, h=7, w=6, r=3, s=3,
+                                   stride=(1, 2, 2), pad=(0, 1, 1), dtype="float32",
+                                   layout="channels_last"),
     }[case]
     clear_cache()
     set_chooser(_PickForReplay())
@@ -638,6 +644,12 @@ def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
             if case == "dense" and direction == "dgrad":  # the twin reads w in place
                 assert api.decide(geom, INTERPRETER, direction="dgrad").candidate.family \
                     == "dgrad_implicit_gemm"
+            if case == "grouped_s2" and direction == "dgrad":
+                assert api.decide(geom, INTERPRETER, direction="dgrad").candidate.family \
+                    == "dgrad_grouped_packed"
+                assert len(plan.scratch) == 1, "one regrouped filter for all four phases"
+                names = [step.kernel.fn.__name__ for step in plan.steps]
+                assert names == ["regroup_kernel"] + ["packed_kernel"] * 4, names
             if case == "depthwise_s1" and direction == "dgrad":
                 assert api.decide(geom, INTERPRETER, direction="dgrad").candidate.family \
                     == "dgrad_depthwise"

@@ -194,6 +194,35 @@ def test_retire_noisy_rows_by_their_latency_spread(full_run, tmp_path, capsys):
     assert "expected a number > 1" in capsys.readouterr().err
 
 
+def test_retire_strided_only_keeps_the_familys_unstrided_rows(full_run, tmp_path, capsys):
+    """--strided-only narrows --families to their rows of strided convolutions (a kernel
+    that changed at a stride only); the family's other rows stay byte for byte."""
+    out = copy_run(full_run, tmp_path / "strided.csv")
+    lines = out.read_text().splitlines(keepends=True)
+    cols = lines[0].rstrip("\n").split(",")
+    df = read_sweep(out)
+    fam = df.family.value_counts().index[0]
+    rows = [i for i in range(len(df)) if df.family.iloc[i] == fam
+            and df.stride_h.iloc[i] == 1 and df.stride_d.iloc[i] == 1 and df.stride_w.iloc[i] == 1]
+    assert len(rows) >= 3
+    for i in rows[:2]:  # two of its rows now read as stride 2 along H
+        cells = lines[i + 1].rstrip("\n").split(",")
+        cells[cols.index("stride_h")] = "2"
+        lines[i + 1] = ",".join(cells) + "\n"
+    out.write_text("".join(lines))
+    strided = [lines[i + 1] for i in range(len(df)) if df.family.iloc[i] == fam and (
+        i in rows[:2] or max(df.stride_d.iloc[i], df.stride_h.iloc[i], df.stride_w.iloc[i]) > 1)]
+    assert cli.main(["retire", "--families", fam, "--strided-only", str(out)]) == 0
+    assert f"{len(strided)} rows of {fam} (strided convolutions) moved" in \
+        capsys.readouterr().out
+    assert out.read_text().splitlines(keepends=True)[1:] == [
+        ln for ln in lines[1:] if ln not in strided]
+    assert (tmp_path / "strided.retired.csv").read_text().splitlines(keepends=True)[1:] == \
+        strided
+    assert cli.main(["retire", "--strided-only", "--max-spread", "2", str(out)]) == 2
+    assert "--strided-only narrows --families" in capsys.readouterr().err
+
+
 def test_pool_that_fails_to_close_keeps_the_runs_summary(tmp_path, monkeypatch, capsys):
     """Under `timeout -s INT` the workers are signalled too; closing them may fail, after
     the run's summary is in the sidecar."""

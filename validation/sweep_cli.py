@@ -70,6 +70,9 @@ def register(subparsers) -> None:
                     "disturbed. Other rows stay as they are.")
     r.add_argument("--families", type=family_list, default=[], metavar="F1,F2",
                    help="kernel families whose rows to set aside")
+    r.add_argument("--strided-only", action="store_true",
+                   help="of those families, only the rows of strided convolutions (a family "
+                        "whose kernel changed at a stride only)")
     r.add_argument("--max-spread", type=above_one, default=None, metavar="R",
                    help="also set aside rows whose P80 / P20 latency exceeds R (e.g. 1.5)")
     r.add_argument("csvs", nargs="+", type=csv_path, help="sweep CSVs")
@@ -129,10 +132,13 @@ def run_retire_command(args: argparse.Namespace) -> int:
         check_families(args.families, None)
     if not args.families and args.max_spread is None:
         raise ValueError("name --families and/or --max-spread: nothing to retire")
-    what = " or ".join(([f"of {','.join(args.families)}"] if args.families else [])
+    if args.strided_only and not args.families:
+        raise ValueError("--strided-only narrows --families: name the families")
+    strided = " (strided convolutions)" if args.strided_only else ""
+    what = " or ".join(([f"of {','.join(args.families)}{strided}"] if args.families else [])
                        + ([f"with P80/P20 > {args.max_spread:g}"]
                           if args.max_spread is not None else []))
     for path in args.csvs:
-        moved, side = retire_rows(path, args.families, args.max_spread)
+        moved, side = retire_rows(path, args.families, args.max_spread, args.strided_only)
         print(f"{path}: {moved} rows {what} moved to {side}")
     return 0

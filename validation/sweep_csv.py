@@ -189,16 +189,20 @@ def append_rows(path: str | os.PathLike, rows: Iterable[Mapping]) -> int:
 
 
 def retire_rows(path: str | os.PathLike, families: Iterable[str] = (),
-                max_spread: float | None = None) -> tuple[int, Path]:
+                max_spread: float | None = None,
+                strided_only: bool = False) -> tuple[int, Path]:
     """Move rows that must be measured again from a sweep CSV to ``<name>.retired.csv``
-    beside it: those of ``families`` (whose kernel changed) and, with ``max_spread``,
-    those whose timing was disturbed (P80 / P20 latency above it). Returns (rows moved,
+    beside it: those of ``families`` (whose kernel changed; with ``strided_only``, only
+    their rows of strided convolutions) and, with ``max_spread``, those whose timing was
+    disturbed (P80 / P20 latency above it). Returns (rows moved,
     that file). The kept lines stay byte for byte; the CSV is replaced atomically after
     the moved rows are safely appended, so a kill loses no row."""
     p = Path(path)
     families = set(families)
     df = read_sweep(p)  # refuse a malformed CSV before touching it
     pick = df["family"].isin(families)
+    if strided_only:
+        pick &= df[["stride_d", "stride_h", "stride_w"]].gt(1).any(axis=1)
     if max_spread is not None:
         spread = df["latency_p80_us"] / df["latency_p20_us"]
         pick |= spread.gt(max_spread).fillna(False)
