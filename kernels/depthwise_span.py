@@ -54,16 +54,8 @@ def depthwise_span_kernel(
     ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr, INT64: tl.constexpr,
     LOADS_FIRST: tl.constexpr,
 ):
-    # Axis 0 walks the spans of a row fastest: programs in flight share input rows in L2.
-    pid = tl.program_id(0)
-    span = pid % SPANS
-    rest = pid // SPANS
-    oh0 = (rest % TILES_H) * ROWS
-    n = rest // TILES_H
-    j = span * BLOCK + tl.arange(0, BLOCK)
-    ow = j // KTOT
-    k = j % KTOT
-    ok = ow < OW
+    band, n, ow, k, ok = span_program(SPANS, TILES_H, OW, KTOT, BLOCK)
+    oh0 = band * ROWS
     if MULT == 1:
         c_in = k
     else:
@@ -93,7 +85,7 @@ def depthwise_span_kernel(
     # about KR * DH rows are live at once (tall windows, wide rows).
     rows = ()
     for i in tl.static_range((ROWS - 1) * SH + (KR - 1) * DH + 1):
-        rows = rows + _input_row(x_ptr, x_img, ih0 + i, sxh, H, col_off, col_ok, KS)
+        rows = rows + input_row(x_ptr, x_img, ih0 + i, sxh, H, col_off, col_ok, KS)
         if not LOADS_FIRST and i >= (KR - 1) * DH and (i - (KR - 1) * DH) % SH == 0:
             oh = oh0 + (i - (KR - 1) * DH) // SH
             r = _residual(res_ptr, n, oh, ow, k, ok, OH, srn, srh, srw, src, HAS_RES)
@@ -107,6 +99,21 @@ def depthwise_span_kernel(
         for o in tl.static_range(ROWS):
             _store_row(rows, taps, o * SH, bias, res[o], oh0 + o, n, ow, k, ok, OH,
                        out_ptr, syn, syc, syh, syw, KR, KS, DH, ACT, HAS_BIAS, HAS_RES)
+
+
+@triton.jit
+def span_program(SPANS, TILES_H, WIDTH, CHANNELS: tl.constexpr, BLOCK: tl.constexpr):
+    """This program's (row band, image, column and channel of each element, in the row)
+    for a grid of images x TILES_H row bands x SPANS spans of BLOCK elements of a row
+    flattened over (column, channel). Axis 0 walks the spans of a row fastest, so programs
+    in flight share input rows in L2; CHANNELS is compile-time so that the split is a
+    multiply and a shift."""
+    pid = tl.program_id(0)
+    span = pid % SPANS
+    rest = pid // SPANS
+    j = span * BLOCK + tl.arange(0, BLOCK)
+    col = j // CHANNELS
+    return rest % TILES_H, rest // TILES_H, col, j % CHANNELS, col < WIDTH
 
 
 @triton.jit
@@ -132,7 +139,7 @@ def _residual(res_ptr, n, oh, ow, k, ok, OH, srn, srh, srw, src, HAS_RES: tl.con
 
 
 @triton.jit
-def _input_row(x_ptr, x_img, ih, sxh, H, col_off, col_ok, KS: tl.constexpr):
+def input_row(x_ptr, x_img, ih, sxh, H, col_off, col_ok, KS: tl.constexpr):
     """One input row's KS column-shifted loads (raw values), zero outside the image."""
     row_ok = (ih >= 0) & (ih < H)
     vals = ()

@@ -22,9 +22,6 @@ same reason); configs whose window does not fit ``LOADS_FIRST_REGISTERS`` are pr
 
 from __future__ import annotations
 
-import dataclasses
-
-import torch
 import triton
 import triton.language as tl
 
@@ -35,6 +32,8 @@ from .depthwise_span import (
     LOADS_FIRST_REGISTERS,
     DepthwiseSpanFamily,
     filter_taps,
+    input_row,
+    span_program,
 )
 from .dgrad_forward import ForwardDgradFamily
 from .grad_common import GradGrid
@@ -53,16 +52,7 @@ def strided_span_dgrad_kernel(
     DW: tl.constexpr, REL_LO: tl.constexpr, REL_ROWS: tl.constexpr, ROWS: tl.constexpr,
     BLOCK: tl.constexpr, INT64: tl.constexpr,
 ):
-    # Axis 0 walks the spans of a row fastest: programs in flight share dY rows in L2.
-    pid = tl.program_id(0)
-    span = pid % SPANS
-    rest = pid // SPANS
-    band = rest % TILES_H
-    n = rest // TILES_H
-    j = span * BLOCK + tl.arange(0, BLOCK)
-    iw = j // C
-    c = j % C
-    ok = iw < W
+    band, n, iw, c, ok = span_program(SPANS, TILES_H, W, C, BLOCK)
     if INT64:
         n = n.to(tl.int64)
         c = c.to(tl.int64)
@@ -82,11 +72,7 @@ def strided_span_dgrad_kernel(
     y_img = n * syn
     rows = ()
     for t in tl.static_range(REL_ROWS):
-        qy = q0 + t
-        row_ok = (qy >= 0) & (qy < OH)
-        for ks in tl.static_range(KS):
-            rows = rows + (tl.load(dy_ptr + (y_img + qy * syh) + col_off[ks],
-                                   mask=col_ok[ks] & row_ok, other=0.0),)
+        rows = rows + input_row(dy_ptr, y_img, q0 + t, syh, OH, col_off, col_ok, KS)
     ih0 = band * ROWS
     for i in tl.static_range(ROWS):
         acc = tl.zeros(ok.shape, dtype=tl.float32)
@@ -108,6 +94,13 @@ def dy_rows(geom, rows: int) -> tuple[int, int]:
     if not rel:  # no filter row reaches these dX rows (a filter shorter than the stride)
         return 0, 0
     return min(rel), max(rel) - min(rel) + 1
+
+
+def dx_spans(geom, rows: int, block: int) -> tuple[int, int, int]:
+    """(spans a dX row, row bands, programs) of the strided launch: ``rows`` dX rows x
+    ``block`` elements of dX's (column, channel) row a program."""
+    spans, bands = cdiv(geom.w * geom.c, block), cdiv(geom.h, rows)
+    return spans, bands, geom.n * bands * spans
 
 
 def strided(geom) -> bool:
@@ -162,26 +155,23 @@ class DgradDepthwiseSpanFamily(ForwardDgradFamily):
         if not strided(geom):
             return super().grid(geom, cfg)
         rows, block = cfg["BLOCK_M"], cfg["BLOCK_N"]
-        spans, tiles_h = cdiv(geom.w * geom.c, block), cdiv(geom.h, rows)
         taps = geom.r * geom.s
         return GradGrid(m=geom.n * geom.h * geom.w, n=geom.c, red=taps, block_m=rows,
-                        block_n=block, tiles_m=geom.n * tiles_h * spans, tiles_n=1, mult=1,
-                        k_steps=taps, k_block=1, fma=True)
+                        block_n=block, tiles_m=dx_spans(geom, rows, block)[2], tiles_n=1,
+                        mult=1, k_steps=taps, k_block=1, fma=True)
 
     def launch(self, call: GradCall, cfg: Config) -> None:
         g = call.geom
         if not strided(g):
             super().launch(call, cfg)
             return
-        if not call.dy.is_contiguous(memory_format=torch.channels_last_3d):
-            call = dataclasses.replace(
-                call, dy=call.dy.contiguous(memory_format=torch.channels_last_3d))
+        call = self.dy_in_layout(call)
         rows, block = cfg["BLOCK_M"], cfg["BLOCK_N"]
-        spans, tiles_h = cdiv(g.w * g.c, block), cdiv(g.h, rows)
+        spans, tiles_h, programs = dx_spans(g, rows, block)
         rel_lo, rel_rows = dy_rows(g, rows)
         _, oh, ow = g.out_spatial
         sy, sx, sw = strides5(call.dy), strides5(call.out), strides5(call.w)
-        launch_kernel(strided_span_dgrad_kernel, (g.n * tiles_h * spans,),
+        launch_kernel(strided_span_dgrad_kernel, (programs,),
             call.dy, call.w, call.out, g.h, g.w, oh, ow, spans, tiles_h,
             sy[0], sy[1], sy[3], sy[4], sx[0], sx[1], sx[3], sx[4], sw[0], sw[3], sw[4],
             C=g.c, KR=g.r, KS=g.s, SH=g.stride[1], SW=g.stride[2], PH=g.pad[1],

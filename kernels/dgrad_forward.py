@@ -344,19 +344,27 @@ class ForwardDgradFamily(GradFamily):
                         tiles_m=pixel_grid(tg, bm, cfg.get("TILE_W", 0))[0],
                         tiles_n=cdiv(tg.k, bn), mult=1, k_steps=taps, k_block=1, fma=True)
 
+    @staticmethod
+    def dy_in_layout(call: GradCall) -> GradCall:
+        """The call with dY dense in the geometry's layout (the forward tiles, and spans,
+        assume it)."""
+        fmt = (torch.channels_last_3d if call.geom.layout == "channels_last"
+               else torch.contiguous_format)
+        if call.dy.is_contiguous(memory_format=fmt):
+            return call
+        return dataclasses.replace(call, dy=call.dy.contiguous(memory_format=fmt))
+
     def launch(self, call: GradCall, cfg: Config) -> None:
         g = call.geom
-        fmt = torch.channels_last_3d if g.layout == "channels_last" else torch.contiguous_format
-        if not call.dy.is_contiguous(memory_format=fmt):  # forward tiles assume the layout
-            call = dataclasses.replace(call, dy=call.dy.contiguous(memory_format=fmt))
+        call = self.dy_in_layout(call)
+        # Filters that need a regrouped copy get one, which every stride phase reads its
+        # taps from as a strided view (a launch fewer a phase).
+        full = None if self.reads_in_place(g) else regrouped_filter(call)
         if g.stride == (1, 1, 1):
-            self._launch_forward(call, cfg, transposed_geometry(g), call.out)
+            self._launch_forward(call, cfg, transposed_geometry(g), call.out, regrouped=full)
             return
         phases = phase_problems(g)  # one launch a reached phase, into dX's view of it
         st = g.stride
-        # Filters that need a regrouped copy get one for all phases: each phase reads its
-        # taps as a strided view of it (a launch fewer a phase).
-        full = None if self.reads_in_place(g) else regrouped_filter(call)
         for p in phases:
             if p.geom is not None:
                 out = call.out[:, :, p.offset[0]::st[0], p.offset[1]::st[1], p.offset[2]::st[2]]
@@ -370,10 +378,10 @@ class ForwardDgradFamily(GradFamily):
                         step: tuple[int, ...] = (1, 1, 1),
                         regrouped: torch.Tensor | None = None) -> None:
         """Run the forward kernel on ``tg`` into ``out``, the filter over the taps
-        ``first``, ``first + step``, ... (a stride phase's; ``regrouped``: the whole
-        filter's regrouped copy, of which the phase's taps are a view)."""
+        ``first``, ``first + step``, ... (a stride phase's): read in place, or, where it
+        needs one, as a view of the whole filter's ``regrouped`` copy."""
         dy = call.dy
-        if self.reads_in_place(call.geom):
+        if regrouped is None:
             w = call.w
             if (tg.t, tg.r, tg.s) != (call.geom.t, call.geom.r, call.geom.s):
                 w = w[:, :, first[0]::step[0], first[1]::step[1], first[2]::step[2]]
@@ -382,9 +390,8 @@ class ForwardDgradFamily(GradFamily):
                             allow_tf32=call.allow_tf32, transposed_w=self.in_place,
                             flip_taps=tg.t * tg.r * tg.s > 1)
         else:
-            w = regrouped_filter(call) if regrouped is None else phase_taps(
-                regrouped, (tg.t, tg.r, tg.s), first, step)
-            conv = ConvCall(x=dy, w=w, out=out, bias=None, residual=None, geom=tg,
+            conv = ConvCall(x=dy, w=phase_taps(regrouped, (tg.t, tg.r, tg.s), first, step),
+                            out=out, bias=None, residual=None, geom=tg,
                             allow_tf32=call.allow_tf32)
         self.forward.launch(conv, cfg)
 
