@@ -224,12 +224,12 @@ def weight_strides(call) -> tuple[int, int, int, int, int]:
     return s
 
 
-def depthwise_filter(call) -> tuple:
-    """(filter argument, its strides (k, c, t, r, s)) of a depthwise launcher. A
-    ``flip_taps`` call (dgrad through the forward kernels) reads the taps in reverse:
-    from the last tap (a view whose first element it is) with negated tap strides, so
-    the flipped filter needs no copy and no extra launch."""
-    s = strides5(call.w)
+def oriented_filter(call) -> tuple:
+    """(filter argument, its strides (k, c, t, r, s)) as a launcher's kernel indexes it
+    (``weight_strides``). A ``flip_taps`` call (dgrad through the forward kernels) reads
+    the taps in reverse: from the last tap (a view whose first element it is) with
+    negated tap strides, so the flipped filter needs no copy and no extra launch."""
+    s = weight_strides(call)
     if not call.flip_taps:
         return call.w, s
     return call.w[:, :, -1:, -1:, -1:], (s[0], s[1], -s[2], -s[3], -s[4])

@@ -18,8 +18,8 @@ import triton.language as tl
 from .base import Config, ConvCall, KernelFamily, channel_tile_too_wide
 from .common import (
     cdiv,
-    depthwise_filter,
     needs_int64,
+    oriented_filter,
     out_args,
     pixel_block,
     pixel_block_fits,
@@ -135,7 +135,7 @@ class DepthwiseFamily(KernelFamily):
         bn = cfg["BLOCK_N"]
         pixel_programs, tiles_h, tiles_w = pixel_grid(g, cfg["BLOCK_M"], tw)
         od, oh, ow = g.out_spatial
-        w, sw = depthwise_filter(call)
+        w, sw = oriented_filter(call)
         grid = (pixel_programs, cdiv(g.k, bn))
         launch_kernel(depthwise_kernel, grid,
             call.x, w, *out_args(call),

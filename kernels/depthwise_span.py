@@ -32,8 +32,8 @@ from .base import Config, ConvCall, KernelFamily, next_pow2
 from .common import (
     activate,
     cdiv,
-    depthwise_filter,
     needs_int64,
+    oriented_filter,
     row_loads,
     rows_limit,
     strides5,
@@ -249,7 +249,7 @@ class DepthwiseSpanFamily(KernelFamily):
         rows, block = cfg["BLOCK_M"], cfg["BLOCK_N"]
         _, oh, ow = g.out_spatial
         spans, tiles_h, programs = span_grid(g, rows, block)
-        w, sw = depthwise_filter(call)
+        w, sw = oriented_filter(call)
         sx, sy = strides5(call.x), strides5(call.out)
         res = call.residual if call.residual is not None else call.out
         sr = strides5(res)

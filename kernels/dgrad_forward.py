@@ -14,17 +14,17 @@ family here runs one forward family's kernel and config space on those forward
 problems, so the forward kernels' work (the tap loop, TMA tiles, packed groups, spans)
 serves the backward pass too, without the masked taps a strided dgrad walks through.
 
-How the filter reaches the forward kernel:
-- ungrouped: in place. The GEMM launchers read the filter through strides, so the
-  swapped channel axes are a stride swap (``ConvCall.transposed_w``) and the
-  implicit GEMM walks the taps backwards (``ConvCall.flip_taps``): no copy of a
-  filter that can hold millions of values.
-- depthwise, one output channel a group: in place too. Swapping a 1 x 1 channel block
-  changes nothing, and the depthwise launchers read the taps backwards from the last
-  one (``ConvCall.flip_taps``, ``common.depthwise_filter``).
-- grouped: a copy, transposed within each group and flipped (``regroup_kernel``, into
-  launch scratch): C x K/g x taps values, small next to dY and dX. It costs a launch
-  (about 2-3 us on an H100, call 104's profile), which is why depthwise avoids it.
+The forward kernel reads the stored filter in place, with no copy and no extra launch:
+- ungrouped: the GEMM launchers read the filter through strides, so the swapped
+  channel axes are a stride swap (``ConvCall.transposed_w``) and the implicit GEMM
+  walks the taps backwards (``ConvCall.flip_taps``).
+- grouped (``grouped_packed``, ``grouped_rows``): the same stride swap, and the
+  block-diagonal weight tile takes its rows from the group's stored output channels
+  (``grouped_packed.filter_columns``). Until the twenty-second session this was a
+  regrouped copy, one launch more (2-3 us on an H100, call 104's profile).
+- depthwise, one output channel a group: swapping a 1 x 1 channel block changes
+  nothing, and the launchers read the taps backwards from the last one
+  (``ConvCall.flip_taps``, ``common.oriented_filter``).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from .grouped_packed import GroupedPackedFamily
 from .grouped_rows import GroupedRowsFamily
 from .implicit_gemm import ImplicitGemmFamily
 from .implicit_gemm_tma import ImplicitGemmTmaFamily
-from .launcher import launch_kernel, workspace
+from .launcher import launch_kernel
 from .pointwise import PointwiseFamily
 from .pointwise_tma import PointwiseTmaFamily
 from .splitk import SplitKFamily
@@ -148,25 +148,6 @@ def phase_problems(geom: ConvGeometry) -> tuple[Phase, ...] | None:
     return tuple(phases)
 
 
-@triton.jit
-def regroup_kernel(w_ptr, out_ptr, TOTAL, CG, KG, T, R, S,
-                   swk, swc, swt, swr, sws, sok, soc, sot, sor, sos, BLOCK: tl.constexpr):
-    """out[g*CG + c, k, t, r, s] = w[g*KG + k, c, T-1-t, R-1-r, S-1-s]: the filter of the
-    transposed convolution (channels swapped within each group, taps reversed)."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < TOTAL
-    s = offs % S
-    r = (offs // S) % R
-    t = (offs // (S * R)) % T
-    k = (offs // (S * R * T)) % KG
-    co = offs // (S * R * T * KG)
-    grp = co // CG
-    src = ((grp * KG + k) * swk + (co % CG) * swc + (T - 1 - t) * swt + (R - 1 - r) * swr
-           + (S - 1 - s) * sws)
-    dst = co * sok + k * soc + t * sot + r * sor + s * sos
-    tl.store(out_ptr + dst, tl.load(w_ptr + src, mask=mask), mask=mask)
-
-
 @triton.jit(do_not_specialize=["TOTAL", "D", "H", "W"])
 def zero_phases_kernel(dx_ptr, TOTAL, C, D, H, W, sn, sc, sd, sh, sw,
                        STD: tl.constexpr, STH: tl.constexpr, STW: tl.constexpr,
@@ -188,38 +169,6 @@ def zero_phases_kernel(dx_ptr, TOTAL, C, D, H, W, sn, sc, sd, sh, sw,
     off = (((ZH >> (h % STH)) & 1) | ((ZW >> (w % STW)) & 1) | ((ZD >> (d % STD)) & 1)) != 0
     ptr = dx_ptr + n * sn + c * sc + d * sd + h * sh + w * sw
     tl.store(ptr, tl.zeros([BLOCK], dtype=dx_ptr.dtype.element_ty), mask=(offs < TOTAL) & off)
-
-
-def filter_strides(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
-    """Strides of a dense [K, C, T, R, S] filter: channels innermost for channels_last."""
-    k, c, t, r, s = shape
-    if layout == "channels_last":
-        return (t * r * s * c, 1, r * s * c, s * c, c)
-    return (c * t * r * s, t * r * s, r * s, s, 1)
-
-
-def regrouped_filter(call: GradCall) -> torch.Tensor:
-    """The transposed convolution's filter [C, K/g, T, R, S] in launch scratch (in the
-    call's layout, so the forward kernel reads it as it reads a user's filter); a stride
-    phase reads its taps as a view of it (``phase_taps``)."""
-    g, w = call.geom, call.w
-    shape = (g.c, g.kg, g.t, g.r, g.s)
-    out = workspace(shape, w.device, w.dtype, strides=filter_strides(shape, g.layout))
-    total = out.numel()
-    launch_kernel(regroup_kernel, (cdiv(total, 1024),), w, out, total, g.cg, g.kg,
-                  g.t, g.r, g.s, *strides5(w), *strides5(out), BLOCK=1024)
-    return out
-
-
-def phase_taps(regrouped: torch.Tensor, taps: tuple[int, int, int],
-               first: tuple[int, ...], step: tuple[int, ...]) -> torch.Tensor:
-    """A stride phase's filter as a view of the whole filter's regrouped copy (taps
-    reversed): the phase's taps ``first + step * i`` (i < taps), reversed, are the copy's
-    taps ``start + step * i`` with ``start = last - first - step * (taps - 1)``."""
-    full = regrouped.shape[2:]
-    start = [size - 1 - f - s * (n - 1) for size, f, s, n in zip(full, first, step, taps)]
-    return regrouped[:, :, start[0]::step[0], start[1]::step[1], start[2]::step[2]][
-        :, :, :taps[0], :taps[1], :taps[2]]
 
 
 def zero_phases(call: GradCall, unreached: tuple[int, int, int]) -> None:
@@ -265,20 +214,14 @@ class ForwardDgradFamily(GradFamily):
         self.configs = forward.dgrad_configs
         self.dtypes = forward.dtypes
         self.always_offer = forward.always_offer
-        # Ungrouped GEMM launchers read the stored filter in place (strides); the others
-        # get a regrouped copy, but for depthwise layers (``reads_in_place``).
-        self.in_place = kind == "gemm"
-
-    def reads_in_place(self, geom) -> bool:
-        """Whether the launch reads the stored filter through strides (no regrouped copy):
-        the GEMM launchers, and the depthwise ones on one output channel a group."""
-        return self.in_place or (self.kind in ("direct", "span") and geom.cg == 1
-                                 and geom.kg == 1)
+        # The GEMM and packed launchers read the stored filter with its channel axes
+        # swapped (``ConvCall.transposed_w``); a depthwise filter's are 1 x 1 blocks.
+        self.transposes = kind in ("gemm", "packed")
 
     def supports(self, geom) -> str | None:
-        if self.in_place and geom.g != 1:
-            return f"{self.forward.name} reads the filter in place: ungrouped layers only"
-        if not self.in_place and geom.g == 1:
+        if self.kind == "gemm" and geom.g != 1:
+            return f"{self.forward.name} is an ungrouped GEMM: ungrouped layers only"
+        if self.kind != "gemm" and geom.g == 1:
             return "not a grouped convolution"
         problems = self.problems(geom)
         if not problems:
@@ -357,42 +300,31 @@ class ForwardDgradFamily(GradFamily):
     def launch(self, call: GradCall, cfg: Config) -> None:
         g = call.geom
         call = self.dy_in_layout(call)
-        # Filters that need a regrouped copy get one, which every stride phase reads its
-        # taps from as a strided view (a launch fewer a phase).
-        full = None if self.reads_in_place(g) else regrouped_filter(call)
         if g.stride == (1, 1, 1):
-            self._launch_forward(call, cfg, transposed_geometry(g), call.out, regrouped=full)
+            self._launch_forward(call, cfg, transposed_geometry(g), call.out)
             return
         phases = phase_problems(g)  # one launch a reached phase, into dX's view of it
         st = g.stride
         for p in phases:
             if p.geom is not None:
                 out = call.out[:, :, p.offset[0]::st[0], p.offset[1]::st[1], p.offset[2]::st[2]]
-                self._launch_forward(call, cfg, p.geom, out, p.first_tap, p.tap_step, full)
+                self._launch_forward(call, cfg, p.geom, out, p.first_tap, p.tap_step)
         unreached = unreached_phases(phases)
         if any(unreached):
             zero_phases(call, unreached)
 
     def _launch_forward(self, call: GradCall, cfg: Config, tg: ConvGeometry,
                         out: torch.Tensor, first: tuple[int, ...] = (0, 0, 0),
-                        step: tuple[int, ...] = (1, 1, 1),
-                        regrouped: torch.Tensor | None = None) -> None:
-        """Run the forward kernel on ``tg`` into ``out``, the filter over the taps
-        ``first``, ``first + step``, ... (a stride phase's): read in place, or, where it
-        needs one, as a view of the whole filter's ``regrouped`` copy."""
-        dy = call.dy
-        if regrouped is None:
-            w = call.w
-            if (tg.t, tg.r, tg.s) != (call.geom.t, call.geom.r, call.geom.s):
-                w = w[:, :, first[0]::step[0], first[1]::step[1], first[2]::step[2]]
-                w = w[:, :, :tg.t, :tg.r, :tg.s]  # a phase's taps
-            conv = ConvCall(x=dy, w=w, out=out, bias=None, residual=None, geom=tg,
-                            allow_tf32=call.allow_tf32, transposed_w=self.in_place,
-                            flip_taps=tg.t * tg.r * tg.s > 1)
-        else:
-            conv = ConvCall(x=dy, w=phase_taps(regrouped, (tg.t, tg.r, tg.s), first, step),
-                            out=out, bias=None, residual=None, geom=tg,
-                            allow_tf32=call.allow_tf32)
+                        step: tuple[int, ...] = (1, 1, 1)) -> None:
+        """Run the forward kernel on ``tg`` into ``out``, reading the stored filter in
+        place over the taps ``first``, ``first + step``, ... (a stride phase's)."""
+        w = call.w
+        if (tg.t, tg.r, tg.s) != (call.geom.t, call.geom.r, call.geom.s):
+            w = w[:, :, first[0]::step[0], first[1]::step[1], first[2]::step[2]]
+            w = w[:, :, :tg.t, :tg.r, :tg.s]  # a phase's taps
+        conv = ConvCall(x=call.dy, w=w, out=out, bias=None, residual=None, geom=tg,
+                        allow_tf32=call.allow_tf32, transposed_w=self.transposes,
+                        flip_taps=tg.t * tg.r * tg.s > 1)
         self.forward.launch(conv, cfg)
 
 

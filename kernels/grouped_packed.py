@@ -38,6 +38,7 @@ from .common import (
     first_step,
     needs_int64,
     next_step,
+    oriented_filter,
     out_args,
     pixel_block,
     pixel_grid,
@@ -73,6 +74,7 @@ def packed_kernel(
     TILE_W: tl.constexpr, EVEN_C: tl.constexpr, HAS_DEPTH: tl.constexpr,
     ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
     PREC: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr, L1_VEC: tl.constexpr = 0,
+    TRANSPOSED: tl.constexpr = False,
 ):
     CRUN: tl.constexpr = GPT * CG  # input channels of the tile's groups
     KRUN: tl.constexpr = GPT * KG  # output channels of the tile's groups
@@ -100,10 +102,9 @@ def packed_kernel(
     c_first = pid_n * CRUN
     if INT64:
         x_row = n.to(tl.int64) * sxn + c_first.to(tl.int64) * sxc
-        w_col = k_glob.to(tl.int64) * swk - (k_grp * CG).to(tl.int64) * swc
     else:
         x_row = n * sxn + c_first * sxc
-        w_col = k_glob * swk - (k_grp * CG) * swc
+    w_col = filter_columns(k_glob, cols, k_grp, c_first, swk, swc, CG, KG, TRANSPOSED, INT64)
     x_origin = tap_origin(x_row, id0, ih0, iw0, sxd, sxh, sxw, HAS_DEPTH)
     offs_c0 = tl.arange(0, BLOCK_K)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
@@ -156,6 +157,22 @@ def packed_kernel(
         m_flat = ((n * OD + od) * OH + oh) * OW + ow
         ws_off = (tl.program_id(1).to(tl.int64) * M + m_flat)[:, None] * K + k_glob[None, :]
         tl.store(ws_ptr + ws_off, acc, mask=m_mask[:, None] & k_mask[None, :])
+
+
+@triton.jit
+def filter_columns(k_glob, cols, k_grp, c_first, swk, swc, CG: tl.constexpr,
+                   KG: tl.constexpr, TRANSPOSED: tl.constexpr, INT64: tl.constexpr):
+    """Offset of each output column's filter entries at the tile's first input channel
+    (the block-diagonal B adds ``c_rel * swc``). TRANSPOSED (a dgrad call reading the
+    stored forward filter in place, ``weight_strides``): the stored filter's rows are
+    this problem's input channels and its columns a group's output channels."""
+    if TRANSPOSED:
+        if INT64:
+            return (cols % KG).to(tl.int64) * swk + c_first.to(tl.int64) * swc
+        return (cols % KG) * swk + c_first * swc
+    if INT64:
+        return k_glob.to(tl.int64) * swk - (k_grp * CG).to(tl.int64) * swc
+    return k_glob * swk - (k_grp * CG) * swc
 
 
 def groups_per_tile(geom, block_n: int) -> int:
@@ -214,17 +231,18 @@ def launch_packed(call: ConvCall, cfg: Config) -> None:
     tw = cfg.get("TILE_W", 0)
     pixel_programs, tiles_h, tiles_w = pixel_grid(g, bm, tw)
     grid = (pixel_programs * cdiv(g.g, gpt), split)
+    w, sw = oriented_filter(call)
     launch_kernel(packed_kernel, grid,
-        call.x, call.w, *out_args(call), ws,
+        call.x, w, *out_args(call), ws,
         g.gemm_m, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.r, g.s, tiles_h, tiles_w,
-        *g.stride, *g.pad, *g.dilation, *strides5(call.x), *strides5(call.w),
+        *g.stride, *g.pad, *g.dilation, *strides5(call.x), *sw,
         iters, cdiv(iters, split),
         CG=g.cg, KG=g.kg, GPT=gpt, SPLIT_K=split, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
         TILE_W=tw, EVEN_C=crun % bk == 0 and g.g % gpt == 0, HAS_DEPTH=g.has_depth,
         ACT=call.activation, HAS_BIAS=call.bias is not None,
         HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
         INT64=needs_int64(call), L1_VEC=8 // call.x.element_size() if cfg.get("L1_TAPS") else 0,
-        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+        TRANSPOSED=call.transposed_w, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
     )
     if split > 1:
         launch_split_reduce(call, ws, split)

@@ -26,6 +26,7 @@ from .common import (
     cdiv,
     dot_precision,
     needs_int64,
+    oriented_filter,
     out_args,
     pixel_block_fits,
     rows_limit,
@@ -34,7 +35,7 @@ from .common import (
     tap_columns,
     upcast_dot,
 )
-from .grouped_packed import groups_per_tile, idle_tile, no_whole_group
+from .grouped_packed import filter_columns, groups_per_tile, idle_tile, no_whole_group
 from .launcher import launch_kernel
 
 _RUNTIME_INTS = ["H", "W", "OH", "OW", "TILES_H", "TILES_W", "stw", "pdh", "pdw", "dlw"]
@@ -51,6 +52,7 @@ def grouped_rows_kernel(
     ROWS: tl.constexpr, TILE_W: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
     PREC: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr,
+    TRANSPOSED: tl.constexpr = False,
 ):
     CRUN: tl.constexpr = GPT * CG  # input channels of the tile's groups
     KRUN: tl.constexpr = GPT * KG  # output channels of the tile's groups
@@ -74,10 +76,9 @@ def grouped_rows_kernel(
     c_ok = (c_rel < CRUN) & (c_first + c_rel < C)
     if INT64:
         x_img = n.to(tl.int64) * sxn + c_first.to(tl.int64) * sxc
-        w_col = k_glob.to(tl.int64) * swk - (k_grp * CG).to(tl.int64) * swc
     else:
         x_img = n * sxn + c_first * sxc
-        w_col = k_glob * swk - (k_grp * CG) * swc
+    w_col = filter_columns(k_glob, cols, k_grp, c_first, swk, swc, CG, KG, TRANSPOSED, INT64)
     # Block-diagonal weights of every tap, once per program: B[c, k] = w[k, c - group(k)
     # * CG, tap] inside the column's group, else 0. Tuple index kr * KS + ks.
     diag = ((c_rel // CG)[:, None] == k_grp[None, :]) & k_mask[None, :]
@@ -181,16 +182,17 @@ class GroupedRowsFamily(KernelFamily):
         gpt = groups_per_tile(g, bn)
         _, oh, ow = g.out_spatial
         tiles_h, tiles_w = cdiv(oh, rows), cdiv(ow, tw)
-        sx, sw = strides5(call.x), strides5(call.w)
+        w, sw = oriented_filter(call)
+        sx = strides5(call.x)
         grid = (g.n * tiles_h * tiles_w * cdiv(g.k, gpt * g.kg),)
         launch_kernel(grouped_rows_kernel, grid,
-            call.x, call.w, *out_args(call),
+            call.x, w, *out_args(call),
             g.c, g.k, g.h, g.w, oh, ow, tiles_h, tiles_w, g.stride[2], g.pad[1], g.pad[2],
             g.dilation[2], sx[0], sx[1], sx[3], sx[4], sw[0], sw[1], sw[3], sw[4],
             CG=g.cg, KG=g.kg, GPT=gpt, KR=g.r, KS=g.s, SH=g.stride[1], DH=g.dilation[1],
             ROWS=rows, TILE_W=tw, BLOCK_N=bn, BLOCK_K=max(16, next_pow2(gpt * g.cg)),
             ACT=call.activation, HAS_BIAS=call.bias is not None,
             HAS_RES=call.residual is not None, PREC=dot_precision(call),
-            UPCAST=upcast_dot(call), INT64=needs_int64(call),
+            UPCAST=upcast_dot(call), INT64=needs_int64(call), TRANSPOSED=call.transposed_w,
             num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
         )

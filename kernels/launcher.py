@@ -105,7 +105,7 @@ class Plan:
                 if name in ("out", "w"):  # dX's stride phases, a phase's filter taps
                     by_storage.setdefault(t.untyped_storage().data_ptr(), (name, t))
         by_ptr.update(rec._scratch_ids)
-        for name, t in rec._scratch_tensors.items():  # a phase's taps of a regrouped filter
+        for name, t in rec._scratch_tensors.items():  # views of scratch
             by_storage.setdefault(t.untyped_storage().data_ptr(), (name, t))
         self.scratch = rec.scratch
         self.steps = rec.steps

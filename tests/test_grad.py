@@ -95,6 +95,11 @@ CASES = [
                                layout="contiguous")),  # 4 in / 8 out a group
     ("dgrad_grouped_rows", G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1),
                              layout="channels_last")),
+    # the stored filter read in place: 8 in / 4 out a group at a stride; 3D phases
+    ("dgrad_grouped_rows", G(n=1, c=48, k=24, g=6, h=9, w=8, r=3, s=3, stride=(1, 2, 2),
+                             pad=(0, 1, 1), layout="channels_last")),
+    ("dgrad_grouped_packed", G(n=1, c=16, k=32, g=4, d=4, h=5, w=4, t=3, r=3, s=3,
+                               stride=(2, 1, 2), pad=(1, 1, 1), dims=3)),
     ("dgrad_depthwise_span", G(n=2, c=24, k=24, g=24, h=9, w=11, r=3, s=3, pad=(0, 1, 1),
                                dtype="float16", layout="channels_last")),
     ("dgrad_depthwise_span", G(n=1, c=40, k=40, g=40, h=8, w=8, r=5, s=5, pad=(0, 2, 2),
@@ -584,8 +589,8 @@ def test_explain_gradient_directions_for_h100():
 
 class _PickForReplay:
     """A chooser for the replay test: dgrad_depthwise, dgrad_implicit_gemm or
-    dgrad_grouped_packed (its regrouped filter is scratch, a stride phase's taps a view
-    of it), the first of them offered; wgrad_gemm's smallest split-K config for dense
+    dgrad_grouped_packed (a stride phase's taps a flipped view of the stored filter), the
+    first of them offered; wgrad_gemm's smallest split-K config for dense
     wgrad (feasible or not: a decision is what the chooser says); else the first
     candidate."""
 
@@ -647,9 +652,9 @@ def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
             if case == "grouped_s2" and direction == "dgrad":
                 assert api.decide(geom, INTERPRETER, direction="dgrad").candidate.family \
                     == "dgrad_grouped_packed"
-                assert len(plan.scratch) == 1, "one regrouped filter for all four phases"
+                assert not plan.scratch, "the phases read the stored filter in place"
                 names = [step.kernel.fn.__name__ for step in plan.steps]
-                assert names == ["regroup_kernel"] + ["packed_kernel"] * 4, names
+                assert names == ["packed_kernel"] * 4, names
             if case == "depthwise_s1" and direction == "dgrad":
                 assert api.decide(geom, INTERPRETER, direction="dgrad").candidate.family \
                     == "dgrad_depthwise"

@@ -75,9 +75,8 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
     )
 
     grids = []
-    # Copies before the family's own grid: dgrad_forward's regrouped filter, the staged
-    # X and dY of wgrad_staged_tma.
-    prepasses = (dgrad_forward.regroup_kernel, wgrad_staged_tma.stage_kernel)
+    # Copies before the family's own grid: the staged X and dY of wgrad_staged_tma.
+    prepasses = (wgrad_staged_tma.stage_kernel,)
     for mod in (depthwise, depthwise_span, dgrad_forward, dgrad_gemm, dgrad_stem, grad_direct,
                 grouped_packed, grouped_rows, implicit_gemm, implicit_gemm_tma, pointwise,
                 pointwise_tma, splitk, wgrad_depthwise_rows, wgrad_depthwise_taps, wgrad_gemm,
