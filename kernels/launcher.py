@@ -8,8 +8,10 @@ replay it for the next call of the same signature with only the tensors swapped.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -22,6 +24,8 @@ _INTERPRETER_LOCK = threading.Lock()
 
 _recorder: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar(
     "convdispatch_recorder", default=None)
+_branch: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "convdispatch_branch", default=None)
 
 
 @dataclass
@@ -34,6 +38,7 @@ class Step:
     # named tensor's) for an argument that is a view into a named tensor (a stride phase
     # of dX), else None.
     slots: list[tuple[int, str, tuple | None]] = field(default_factory=list)
+    branch: int | None = None  # the ``branches`` group it was launched in
 
 
 @dataclass
@@ -62,7 +67,8 @@ class Recorder:
 def launch_kernel(kernel, grid: tuple, *args, **kwargs) -> None:
     rec = _recorder.get()
     if rec is not None:
-        rec.steps.append(Step(kernel, tuple(grid), list(args), dict(kwargs)))
+        rec.steps.append(Step(kernel, tuple(grid), list(args), dict(kwargs),
+                              branch=_branch.get()))
     _launch(kernel, grid, args, kwargs)
 
 
@@ -72,6 +78,66 @@ def _launch(kernel, grid, args, kwargs) -> None:
             kernel[grid](*args, **kwargs)
     else:
         kernel[grid](*args, **kwargs)
+
+
+# Whether ``branches`` forks side streams (a switch for measuring what they bring).
+BRANCHES = True
+_side_streams: dict[tuple, list] = {}
+_streams_lock = threading.Lock()
+
+
+def _streams(device: torch.device, n: int) -> list:
+    """``n`` side streams of ``device``, made once and reused."""
+    key = (device.index if device.index is not None else torch.cuda.current_device(),)
+    with _streams_lock:
+        have = _side_streams.setdefault(key, [])
+        while len(have) < n:
+            have.append(torch.cuda.Stream(device=device))
+        return have[:n]
+
+
+class _Branch:
+    """A reusable context: launches inside run on ``stream`` (None: the current one) and
+    are recorded as group ``index``."""
+
+    def __init__(self, index: int, stream) -> None:
+        self.index, self.stream = index, stream
+        self._entered: list = []
+
+    def __enter__(self) -> None:
+        ctx = torch.cuda.stream(self.stream) if self.stream is not None else None
+        if ctx is not None:
+            ctx.__enter__()
+        self._entered.append((_branch.set(self.index), ctx))
+
+    def __exit__(self, *exc) -> None:
+        token, ctx = self._entered.pop()
+        _branch.reset(token)
+        if ctx is not None:
+            ctx.__exit__(*exc)
+
+
+@contextlib.contextmanager
+def branches(device: torch.device, n: int) -> Iterator[list]:
+    """``n`` contexts for independent groups of launches (disjoint writes): on a GPU each
+    runs on its own side stream, forked from the current stream on entry and joined back
+    into it on exit, so the groups' kernels overlap (inside a CUDA graph capture too:
+    the fork and join become the graph's edges). Elsewhere, or with one group, they run
+    in order on the current stream. Tensors made before entry are only used before the
+    join, so the caching allocator's stream of each stays correct. A recorded launch
+    notes its group, and ``Plan.run`` forks the same way."""
+    if n < 2 or device.type != "cuda" or interpreter_enabled() or not BRANCHES:
+        yield [_Branch(i, None) for i in range(n)]
+        return
+    main = torch.cuda.current_stream(device)
+    side = _streams(device, n)
+    for stream in side:
+        stream.wait_stream(main)
+    try:
+        yield [_Branch(i, stream) for i, stream in enumerate(side)]
+    finally:
+        for stream in side:
+            main.wait_stream(stream)
 
 
 def workspace(shape: tuple, device, dtype=torch.float32,
@@ -131,11 +197,30 @@ class Plan:
     def run(self, tensors: dict[str, torch.Tensor | None], device) -> None:
         for s in self.scratch:
             tensors[s.name] = _empty(s.shape, s.strides, device, s.dtype)
-        for step in self.steps:
-            args = list(step.args)
-            for i, name, view in step.slots:
-                args[i] = tensors[name]
-                if view is not None:  # the same view of this call's tensor
-                    args[i] = args[i].as_strided(view[0], view[1],
-                                                 args[i].storage_offset() + view[2])
-            _launch(step.kernel, step.grid, args, step.kwargs)
+        steps = self.steps
+        i = 0
+        while i < len(steps):
+            if steps[i].branch is None:
+                self._replay(steps[i], tensors)
+                i += 1
+                continue
+            # A run of steps recorded inside ``branches``: fork the same groups again.
+            end = i
+            while end < len(steps) and steps[end].branch is not None:
+                end += 1
+            groups = max(step.branch for step in steps[i:end]) + 1
+            with branches(torch.device(device), groups) as contexts:
+                for step in steps[i:end]:
+                    with contexts[step.branch]:
+                        self._replay(step, tensors)
+            i = end
+
+    @staticmethod
+    def _replay(step: Step, tensors: dict[str, torch.Tensor | None]) -> None:
+        args = list(step.args)
+        for i, name, view in step.slots:
+            args[i] = tensors[name]
+            if view is not None:  # the same view of this call's tensor
+                args[i] = args[i].as_strided(view[0], view[1],
+                                             args[i].storage_offset() + view[2])
+        _launch(step.kernel, step.grid, args, step.kwargs)

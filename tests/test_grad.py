@@ -655,6 +655,8 @@ def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
                 assert not plan.scratch, "the phases read the stored filter in place"
                 names = [step.kernel.fn.__name__ for step in plan.steps]
                 assert names == ["packed_kernel"] * 4, names
+                # each phase its own group of launcher.branches, forked again on replay
+                assert [step.branch for step in plan.steps] == [0, 1, 2, 3]
             if case == "depthwise_s1" and direction == "dgrad":
                 assert api.decide(geom, INTERPRETER, direction="dgrad").candidate.family \
                     == "dgrad_depthwise"

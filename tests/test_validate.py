@@ -530,3 +530,30 @@ def test_paired_graph_times_alternate_and_take_each_sides_lower_median(monkeypat
     monkeypatch.setattr(bench_layers, "bench_graph", fake_bench)
     assert bench_layers.paired_graph_times(lambda: "a", lambda: "b", 10) == (1.0, 2.0)
     assert seen == ["a", "b", "b", "a"]
+
+
+def test_row_compare_reports_old_against_new_rows(tmp_path):
+    """row_compare: the rows measured again against those they replaced, per config and
+    per family, and the families' best against cuDNN; bad CSVs are refused clearly."""
+    import pandas as pd
+    from convdispatch.validation.row_compare import compare, main
+
+    def rows(us, fam="f", cfg=("a", "b")):
+        return [dict(problem_id=f"p{i}", family=fam, config=c, ok=1, latency_us=t,
+                     cudnn_us=20.0) for i in range(2) for c, t in zip(cfg, us)]
+
+    old = pd.DataFrame(rows((10.0, 12.0)))
+    sweep = pd.DataFrame(rows((5.0, 6.0)) + rows((8.0,), fam="other", cfg=("z",)))
+    text = compare(sweep, old, show="p1")
+    assert "rows measured again 4 of 4, both ok 4: per config old/new 2.000x" in text
+    assert "f" in text and "2.000x (4 rows)" in text
+    # best before: min(10, other 8) = 8 -> 2.5x cuDNN; now 5 -> 4x
+    assert "before 2.500x, now 4.000x" in text
+    assert "p1" in text.splitlines()[-1]
+    with pytest.raises(ValueError, match="lacks the columns"):
+        compare(sweep.drop(columns=["cudnn_us"]), old)
+    with pytest.raises(ValueError, match="no row of the old CSV"):
+        compare(sweep[sweep.family == "other"], old)
+    sweep.to_csv(tmp_path / "s.csv", index=False)
+    (tmp_path / "bad.csv").write_text("x\n1\n")
+    assert main([str(tmp_path / "s.csv"), str(tmp_path / "bad.csv")]) == 2
