@@ -557,3 +557,30 @@ def test_row_compare_reports_old_against_new_rows(tmp_path):
     sweep.to_csv(tmp_path / "s.csv", index=False)
     (tmp_path / "bad.csv").write_text("x\n1\n")
     assert main([str(tmp_path / "s.csv"), str(tmp_path / "bad.csv")]) == 2
+
+
+def test_probe_io_checks_times_and_writes(tmp_path, capsys):
+    """probe_io: a probe's candidate is run, compared with the reference by norm and timed;
+    one that raises is printed and skipped; rows become one CSV, no rows an error."""
+    import torch
+    from convdispatch.validation.probe_io import checked_time, write_rows
+
+    class Timer:
+        def time(self, fn):
+            fn()
+            return 7.5
+
+    ref = torch.ones(4)
+    out = torch.zeros(4)
+    got = checked_time("ok", lambda: out.copy_(ref * 1.01), out, ref, Timer(), lambda: out.sum)
+    assert got is not None and got[0] == 7.5 and abs(got[1] - 0.01) < 1e-6
+
+    def broken():
+        raise RuntimeError("no kernel")
+
+    assert checked_time("bad one", broken, out, ref, Timer(), lambda: out.sum) is None
+    assert "bad one: RuntimeError: no kernel" in capsys.readouterr().out
+    write_rows(tmp_path / "r.csv", [dict(a=1, b=2), dict(a=3, b=4)])
+    assert (tmp_path / "r.csv").read_text().splitlines() == ["a,b", "1,2", "3,4"]
+    with pytest.raises(ValueError, match="no rows"):
+        write_rows(tmp_path / "e.csv", [])

@@ -12,9 +12,9 @@ result is checked against cuDNN's in float32.
 
 from __future__ import annotations
 
-import csv
 import math
 import sys
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +27,7 @@ from convdispatch.kernels import launcher
 from convdispatch.kernels.base import Candidate
 from convdispatch.kernels.device import spec_of
 from convdispatch.validation.inputs import make_grad_output, make_inputs, seed_of, torch_grad
+from convdispatch.validation.probe_io import MAX_REL_ERR, checked_time, write_rows
 from convdispatch.validation.timing import CudaTimer, TimingSettings, grad_fn
 
 
@@ -55,19 +56,17 @@ def main(argv: list[str]) -> int:
             for on in (False, True):
                 launcher.BRANCHES = on
                 out = torch.full_like(x, math.nan)
-                try:
-                    launch_grad(cand, g, dy, x=x, w=w, out=out)
-                    err = float((out.float() - ref).norm() / ref.norm())
-                    (us, _, _), _ = timer.measure(grad_fn(cand, "dgrad", dy, x, w, g, out))
-                except Exception as e:  # noqa: BLE001 - a probe records what failed, goes on
-                    print(f"{pid} {cand.id} branches={on}: {type(e).__name__}: {str(e)[:300]}",
-                          flush=True)
+                timed = checked_time(f"{pid} {cand.id} branches={on}",
+                                     partial(launch_grad, cand, g, dy, x=x, w=w, out=out), out,
+                                     ref, timer, partial(grad_fn, cand, "dgrad", dy, x, w, g, out))
+                if timed is None:
                     continue
+                us, err = timed
                 got[on] = us
                 rows.append(dict(problem_id=pid, candidate=cand.id, model_pick=int(cand == pick),
                                  branches=int(on), us=round(us, 3), cudnn_us=round(cudnn_us, 3),
-                                 rel_err=err, ok=int(err < 1e-2)))
-                if err < 1e-2 and (on not in best or us < best[on][0]):
+                                 rel_err=err, ok=int(err < MAX_REL_ERR)))
+                if err < MAX_REL_ERR and (on not in best or us < best[on][0]):
                     best[on] = (us, cand.id)
             if len(got) == 2:
                 print(f"{pid} {cand.id}: in order {got[False]:.1f} us, branches {got[True]:.1f} "
@@ -75,10 +74,7 @@ def main(argv: list[str]) -> int:
         line = " | ".join(f"{'branches' if on else 'in order'} best {us:.1f} "
                           f"(x{cudnn_us / us:.2f} cuDNN) {cid}" for on, (us, cid) in best.items())
         print(f"== {pid}: cudnn {cudnn_us:.1f} | {line}", flush=True)
-    with open(out_csv, "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    write_rows(out_csv, rows)
     return 0
 
 

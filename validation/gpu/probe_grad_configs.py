@@ -11,9 +11,9 @@ per (problem, candidate) and prints the best new config next to the model's pick
 
 from __future__ import annotations
 
-import csv
 import math
 import sys
+from functools import partial
 
 import torch
 from convdispatch.data.problems import problem_by_id
@@ -22,6 +22,7 @@ from convdispatch.dispatcher.launch import launch_grad
 from convdispatch.dispatcher.selection import chooser_for
 from convdispatch.kernels.device import spec_of
 from convdispatch.validation.inputs import make_grad_output, make_inputs, seed_of, torch_grad
+from convdispatch.validation.probe_io import MAX_REL_ERR, checked_time, write_rows
 from convdispatch.validation.timing import CudaTimer, TimingSettings, grad_fn
 
 
@@ -44,14 +45,13 @@ def main(argv: list[str]) -> int:
         best, pick_us = None, math.nan
         for cand in [pick] + new:
             out = torch.full_like(x if direction == "dgrad" else w, math.nan)
-            try:
-                launch_grad(cand, g, dy, x=x, w=w, out=out)
-                err = float((out.float() - ref).norm() / ref.norm())
-                (us, _, _), _ = timer.measure(grad_fn(cand, direction, dy, x, w, g, out))
-            except Exception as e:  # noqa: BLE001 - a probe records what failed and goes on
-                print(f"{pid} {cand.id}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            got = checked_time(f"{pid} {cand.id}",
+                               partial(launch_grad, cand, g, dy, x=x, w=w, out=out), out, ref,
+                               timer, partial(grad_fn, cand, direction, dy, x, w, g, out))
+            if got is None:
                 continue
-            ok = err < 1e-2
+            us, err = got
+            ok = err < MAX_REL_ERR
             rows.append(dict(problem_id=pid, candidate=cand.id, model_pick=int(cand is pick),
                              us=round(us, 3), cudnn_us=round(cudnn_us, 3), rel_err=err,
                              ok=int(ok)))
@@ -62,10 +62,7 @@ def main(argv: list[str]) -> int:
         got = f"new {best[0]:.1f} (x{cudnn_us / best[0]:.2f}) {best[1]}" if best else "new -"
         print(f"{pid}: cudnn {cudnn_us:.1f} | model {pick_us:.1f} (x{cudnn_us / pick_us:.2f}) "
               f"{pick.id} | {got}", flush=True)
-    with open(out_csv, "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    write_rows(out_csv, rows)
     return 0
 
 

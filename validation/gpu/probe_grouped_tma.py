@@ -13,9 +13,9 @@ best grouped_tma config next to the model's choice and cuDNN.
 
 from __future__ import annotations
 
-import csv
 import math
 import sys
+from functools import partial
 
 import torch
 from convdispatch.data.problems import load_problems
@@ -23,6 +23,7 @@ from convdispatch.dispatcher import registry, run_candidate
 from convdispatch.dispatcher.selection import chooser_for
 from convdispatch.kernels.device import spec_of
 from convdispatch.validation.inputs import make_inputs, seed_of, torch_conv
+from convdispatch.validation.probe_io import MAX_REL_ERR, checked_time, write_rows
 from convdispatch.validation.timing import CudaTimer, TimingSettings, candidate_fn, cudnn_fn
 
 FAMILY = "grouped_tma"
@@ -51,14 +52,13 @@ def main(argv: list[str]) -> int:
         for cand in [model_pick] + [c for c in cands if c.family == FAMILY]:
             out = torch.full_like(ref, math.nan, dtype=x.dtype, memory_format=(
                 torch.channels_last if ref.dim() == 4 else torch.channels_last_3d))
-            try:
-                run_candidate(cand, x, w, b, g, out=out)
-                err = float((out.float() - ref).norm() / ref.norm())
-                (us, _, _), _ = timer.measure(candidate_fn(cand, x, w, b, g, out))
-            except Exception as e:  # noqa: BLE001 - a probe records what failed and goes on
-                print(f"{p.id} {cand.id}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            got = checked_time(f"{p.id} {cand.id}",
+                               partial(run_candidate, cand, x, w, b, g, out=out), out, ref,
+                               timer, partial(candidate_fn, cand, x, w, b, g, out))
+            if got is None:
                 continue
-            ok = err < 1e-2
+            us, err = got
+            ok = err < MAX_REL_ERR
             rows.append(dict(problem_id=p.id, candidate=cand.id, model_pick=int(cand is model_pick),
                              us=round(us, 3), cudnn_us=round(cudnn_us, 3), rel_err=err,
                              ok=int(ok)))
@@ -69,10 +69,7 @@ def main(argv: list[str]) -> int:
         tma = f"tma {best[0]:.1f} (x{cudnn_us / best[0]:.2f}) {best[1]}" if best else "tma -"
         print(f"{p.id}: cudnn {cudnn_us:.1f} | model {model_us:.1f} "
               f"(x{cudnn_us / model_us:.2f}) {model_pick.id} | {tma}", flush=True)
-    with open(out_csv, "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    write_rows(out_csv, rows)
     return 0
 
 

@@ -12,7 +12,6 @@ staging copy, the main kernel, a split reduction) with the call's total.
 
 from __future__ import annotations
 
-import csv
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -22,6 +21,7 @@ import torch
 from convdispatch.data.problems import problem_by_id
 from convdispatch.kernels.base import Candidate
 from convdispatch.validation.inputs import make_grad_output, make_inputs, seed_of
+from convdispatch.validation.probe_io import write_rows
 from convdispatch.validation.timing import grad_fn
 
 REPEATS = 30
@@ -76,10 +76,7 @@ def main(argv: list[str]) -> int:
             for k, v in times.items():
                 rows.append(dict(problem_id=pid, candidate=name, swept_us=swept,
                                  total_us=round(total, 3), kernel=k, kernel_us=round(v, 3)))
-    with open(out_csv, "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    write_rows(out_csv, rows)
     return 0
 
 
