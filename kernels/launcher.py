@@ -82,13 +82,13 @@ def _launch(kernel, grid, args, kwargs) -> None:
 
 # Whether ``branches`` forks side streams (a switch for measuring what they bring).
 BRANCHES = True
-_side_streams: dict[tuple, list] = {}
+_side_streams: dict[int, list] = {}
 _streams_lock = threading.Lock()
 
 
 def _streams(device: torch.device, n: int) -> list:
     """``n`` side streams of ``device``, made once and reused."""
-    key = (device.index if device.index is not None else torch.cuda.current_device(),)
+    key = device.index if device.index is not None else torch.cuda.current_device()
     with _streams_lock:
         have = _side_streams.setdefault(key, [])
         while len(have) < n:

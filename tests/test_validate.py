@@ -532,7 +532,7 @@ def test_paired_graph_times_alternate_and_take_each_sides_lower_median(monkeypat
     assert seen == ["a", "b", "b", "a"]
 
 
-def test_row_compare_reports_old_against_new_rows(tmp_path):
+def test_row_compare_reports_old_against_new_rows(tmp_path, capsys):
     """row_compare: the rows measured again against those they replaced, per config and
     per family, and the families' best against cuDNN; bad CSVs are refused clearly."""
     import pandas as pd
@@ -556,7 +556,16 @@ def test_row_compare_reports_old_against_new_rows(tmp_path):
         compare(sweep[sweep.family == "other"], old)
     sweep.to_csv(tmp_path / "s.csv", index=False)
     (tmp_path / "bad.csv").write_text("x\n1\n")
-    assert main([str(tmp_path / "s.csv"), str(tmp_path / "bad.csv")]) == 2
+    assert main([str(tmp_path / "s.csv"), "--old", str(tmp_path / "bad.csv")]) == 2
+    # several sweeps read as one; the shown problems summarised on their own
+    sweep[sweep.family == "f"].to_csv(tmp_path / "s1.csv", index=False)
+    sweep[sweep.family == "other"].to_csv(tmp_path / "s2.csv", index=False)
+    old.to_csv(tmp_path / "old.csv", index=False)
+    assert main([str(tmp_path / "s1.csv"), str(tmp_path / "s2.csv"), "--old",
+                 str(tmp_path / "old.csv"), "--show", "p1"]) == 0
+    out = capsys.readouterr().out
+    assert "problems [p1] 1: the families' best old/new 2.000x" in out
+    assert "before 2.500x, now 4.000x" in out
 
 
 def test_probe_io_checks_times_and_writes(tmp_path, capsys):

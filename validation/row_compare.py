@@ -2,7 +2,10 @@
 ``convdispatch retire``): per config, per family, per problem, and the best of every
 family against cuDNN before and after.
 
-    python -m convdispatch.validation.row_compare SWEEP.csv OLD_ROWS.csv[.gz] [--show SUBSTR]
+    python -m convdispatch.validation.row_compare SWEEP.csv [SWEEP.csv ...] \
+        --old OLD_ROWS.csv[.gz] [OLD ...] [--show SUBSTR]
+
+Several sweeps (train.csv and holdout.csv) or sets of old rows are read as one.
 """
 
 from __future__ import annotations
@@ -47,24 +50,39 @@ def compare(sweep: pd.DataFrame, old: pd.DataFrame, show: str | None = None) -> 
         cudnn=sweep.groupby("problem_id").cudnn_us.median())).dropna(subset=["old", "new"])
     best["best_before"] = best[["old", "others"]].min(axis=1)
     best["best_now"] = best[["new", "others"]].min(axis=1)
-    lines += [f"problems {len(best)}: the families' best old/new "
-              f"{geomean(best.old / best.new):.3f}x",
-              f"best of every family vs cuDNN: before "
-              f"{geomean(best.cudnn / best.best_before):.3f}x, now "
-              f"{geomean(best.cudnn / best.best_now):.3f}x"]
+    lines += _summary(best, "")
     if show:
-        lines.append(best[best.index.str.contains(show, regex=False)].round(1).to_string())
+        shown = best[best.index.str.contains(show, regex=False)]
+        if len(shown):
+            lines += _summary(shown, f" [{show}]")
+        lines.append(shown.round(1).to_string())
     return "\n".join(lines)
+
+
+def _summary(best: pd.DataFrame, label: str) -> list[str]:
+    """The per-problem lines of ``compare`` over ``best``'s problems."""
+    gain = best.old / best.new
+    return [f"problems{label} {len(best)}: the families' best old/new {geomean(gain):.3f}x "
+            f"(min {gain.min():.3f}, max {gain.max():.3f}, faster on {(gain > 1).sum()})",
+            f"best of every family vs cuDNN{label}: before "
+            f"{geomean(best.cudnn / best.best_before):.3f}x, now "
+            f"{geomean(best.cudnn / best.best_now):.3f}x"]
+
+
+def read_csvs(paths: list[str]) -> pd.DataFrame:
+    """Several CSVs as one frame."""
+    return pd.concat([pd.read_csv(p, low_memory=False) for p in paths], ignore_index=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("sweep", help="the sweep CSV holding the rows measured again")
-    ap.add_argument("old", help="the rows they replaced (a .retired.csv, gzipped or not)")
-    ap.add_argument("--show", help="also list the problems whose id holds this text")
+    ap.add_argument("sweeps", nargs="+", help="the sweep CSVs holding the rows measured again")
+    ap.add_argument("--old", nargs="+", required=True,
+                    help="the rows they replaced (.retired.csv files, gzipped or not)")
+    ap.add_argument("--show", help="also summarise and list the problems whose id holds this")
     args = ap.parse_args(argv)
     try:
-        print(compare(pd.read_csv(args.sweep), pd.read_csv(args.old), args.show))
+        print(compare(read_csvs(args.sweeps), read_csvs(args.old), args.show))
     except (OSError, ValueError, pd.errors.ParserError) as e:
         print(f"row_compare: {e}", file=sys.stderr)
         return 2
