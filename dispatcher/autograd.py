@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 from ..kernels.device import interpreter_enabled, spec_of
 from ..kernels.geometry import ConvGeometry
+from ..kernels.launcher import concurrently
 from . import args as argcheck
 from .fallback import ACTIVATION_FNS, FallbackWarning, explicit_pads, fall_back, torch_conv
 from .launch import empty_grad, launch_grad
@@ -89,12 +90,48 @@ class _ConvFn(torch.autograd.Function):
             reduce = [0, *range(2, dz5.dim())]
             db = dz5.sum(dim=reduce, dtype=acc).to(dz5.dtype)
         xb = x.unsqueeze(0) if ctx.unbatched else x
-        if need_x:
-            dx = gradient(ctx.geom, "dgrad", dz5, xb, w)
-            dx = dx.squeeze(0) if ctx.unbatched else dx
-        if need_w:
-            dw = gradient(ctx.geom, "wgrad", dz5, xb, w)
+        dx, dw = gradients(ctx.geom, dz5, xb, w, need_x, need_w)
+        if dx is not None and ctx.unbatched:
+            dx = dx.squeeze(0)
         return dx, dw, db, dr, None, None, None, None, None, None, None, None
+
+
+# When ``gradients`` runs dX and dW at once on two streams: "graphs" (while a CUDA graph is
+# being captured), "always" or "never"; the values are the same either way. In eager mode
+# the fork and join cost host time (about 2.5 ms a step of train_check's network on the
+# H100 machine, where the step is host-bound) and the layers big enough to keep the GPU
+# busy gain nothing from it (validation/results/grad_overlap_h100/).
+OVERLAP = "graphs"
+
+
+def _overlap(device: torch.device) -> bool:
+    if OVERLAP == "graphs":
+        return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+    if OVERLAP not in ("always", "never"):
+        raise ValueError(f"autograd.OVERLAP must be 'graphs', 'always' or 'never', got "
+                         f"{OVERLAP!r}")
+    return OVERLAP == "always"
+
+
+def gradients(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor,
+              need_x: bool = True, need_w: bool = True
+              ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """(dX, dW) of one backward pass, None where not needed. Inside a CUDA graph capture
+    (``OVERLAP``) the two run at once on side streams joined back into the current one
+    (``launcher.concurrently``): they read the same tensors and write different ones, and
+    a small layer's dgrad or wgrad alone leaves most SMs idle. Each is the kernel its own
+    chooser picks."""
+    if not (need_x and need_w and _overlap(dy.device)):
+        return (gradient(geom, "dgrad", dy, x, w) if need_x else None,
+                gradient(geom, "wgrad", dy, x, w) if need_w else None)
+    # Made on the current stream, so the caching allocator frees them after its later use.
+    dx, dw = empty_grad("dgrad", x, w), empty_grad("wgrad", x, w)
+    with concurrently(dy.device, 2) as (on_dx, on_dw):
+        with on_dx:
+            gradient(geom, "dgrad", dy, x, w, out=dx)
+        with on_dw:
+            gradient(geom, "wgrad", dy, x, w, out=dw)
+    return dx, dw
 
 
 def epilogue_grad(gy: torch.Tensor, saved: torch.Tensor | None,
@@ -148,10 +185,13 @@ def _autograd_grad(dims: int, direction: str, dy: torch.Tensor,
 
 
 def gradient(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tensor,
-             w: torch.Tensor) -> torch.Tensor:
+             w: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """dX ('dgrad', in X's memory format) or dW ('wgrad', in W's) of a batched conv, by the
-    kernel the direction's chooser picks."""
+    kernel the direction's chooser picks; written into ``out`` (``empty_grad``'s layout)
+    where given."""
     from .api import GRAD_PLANS, decide
+
+    given = out
 
     key = None
     if forced(direction) is None:
@@ -160,14 +200,15 @@ def gradient(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tens
                interpreter_enabled())
         plan = GRAD_PLANS.get(key)
         if plan is not None:  # a repeat call: only rebind the tensors
-            out = empty_grad(direction, x, w)
+            out = empty_grad(direction, x, w) if given is None else given
             plan.run({"dy": dy, "x": x, "w": w, "out": out}, dy.device)
             return out
     try:
         dec = decide(geom, spec_of(dy.device), direction=direction)
     except RuntimeError as e:  # no family offers a candidate
-        return _torch_fallback(geom, direction, dy, x, w, str(e))
-    out = empty_grad(direction, x, w)
+        res = _torch_fallback(geom, direction, dy, x, w, str(e))
+        return res if given is None else given.copy_(res)
+    out = empty_grad(direction, x, w) if given is None else given
     record = key is not None and key not in GRAD_PLANS
     plan = launch_grad(dec.candidate, geom, dy, x=x, w=w, out=out, record=record)
     if record:
@@ -192,6 +233,15 @@ def torch_grad(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Te
     a GPU): the fallback, the tests' reference and the benchmarks' baseline."""
     if direction not in ("dgrad", "wgrad"):
         raise ValueError(f"direction must be 'dgrad' or 'wgrad', got {direction!r}")
+    gx, gw = torch_grads(geom, dy, x, w, direction == "dgrad", direction == "wgrad")
+    return gw if direction == "wgrad" else gx
+
+
+def torch_grads(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor,
+                need_x: bool = True, need_w: bool = True
+                ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """(dX, dW) of one torch ``convolution_backward`` call, None where not needed: what
+    cuDNN's backward of a conv computes, the benchmarks' baseline for ``gradients``."""
     lead = 3 - geom.dims
     pad_lo, pad_hi = geom.pad[lead:], geom.pads_hi[lead:]
     if pad_lo != pad_hi:  # asymmetric 'same' padding: pad explicitly, crop dX after
@@ -199,14 +249,11 @@ def torch_grad(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Te
         pad = (0,) * geom.dims
     else:
         xp, pad = x, pad_lo
-    mask = (direction == "dgrad", direction == "wgrad", False)
     gx, gw, _ = torch.ops.aten.convolution_backward(
         dy, xp, w, None, list(geom.stride[lead:]), list(pad), list(geom.dilation[lead:]),
-        False, [0] * geom.dims, geom.g, list(mask))
-    if direction == "wgrad":
-        return gw
-    if xp is not x:
+        False, [0] * geom.dims, geom.g, [need_x, need_w, False])
+    if gx is not None and xp is not x:
         idx = [slice(None), slice(None)] + [slice(lo, lo + size) for lo, size in
                                             zip(pad_lo, x.shape[2:])]
         gx = gx[tuple(idx)]
-    return gx
+    return gx, gw

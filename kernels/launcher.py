@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -39,6 +39,8 @@ class Step:
     # of dX), else None.
     slots: list[tuple[int, str, tuple | None]] = field(default_factory=list)
     branch: int | None = None  # the ``branches`` group it was launched in
+    compiled: object = None  # what Triton compiled for the recorded launch (GPU only)
+    fast: _FastLaunch | None = None
 
 
 @dataclass
@@ -66,29 +68,117 @@ class Recorder:
 
 def launch_kernel(kernel, grid: tuple, *args, **kwargs) -> None:
     rec = _recorder.get()
+    step = None
     if rec is not None:
-        rec.steps.append(Step(kernel, tuple(grid), list(args), dict(kwargs),
-                              branch=_branch.get()))
-    _launch(kernel, grid, args, kwargs)
+        step = Step(kernel, tuple(grid), list(args), dict(kwargs), branch=_branch.get())
+        rec.steps.append(step)
+    compiled = _launch(kernel, grid, args, kwargs)
+    if step is not None:
+        step.compiled = compiled
 
 
-def _launch(kernel, grid, args, kwargs) -> None:
+def _launch(kernel, grid, args, kwargs):
     if interpreter_enabled():
         with _INTERPRETER_LOCK:
-            kernel[grid](*args, **kwargs)
-    else:
-        kernel[grid](*args, **kwargs)
+            return kernel[grid](*args, **kwargs)
+    return kernel[grid](*args, **kwargs)
+
+
+def _hooked(hook) -> bool:
+    """Whether a Triton launch hook would run (from 3.6 an empty ``HookChain`` is the unset
+    value, before it None)."""
+    return hook is not None and bool(getattr(hook, "calls", True))
+
+
+def _current_stream() -> int:
+    """The current CUDA stream's handle, as Triton's own launch path reads it."""
+    from triton.runtime.driver import driver
+
+    return driver.active.get_current_stream(driver.active.get_current_device())
+
+
+# Whether a replayed plan launches its compiled kernels directly (a switch for measuring
+# what that brings).
+FAST_REPLAY = True
+
+
+class _FastLaunch:
+    """A recorded launch replayed without Triton's argument binding: the kernel compiled for
+    the recorded call and every argument in signature order (constexprs included, as
+    Triton's launcher takes them), the tensors swapped in at their positions. Triton
+    specialised that kernel on whether each pointer is 16-byte aligned; a call whose
+    tensors differ from the recording in that goes the usual way (``None`` from
+    ``args_for``). Binding 20-40 arguments took about 100 us of host time a launch under
+    cProfile on the H100 machine (validation/results/grad_overlap_h100/)."""
+
+    def __init__(self, compiled, full: list, tensor_pos: list[int], aligned: list[bool]) -> None:
+        self.compiled, self.full = compiled, full
+        self.tensor_pos, self.aligned = tensor_pos, aligned
+
+    @classmethod
+    def of(cls, step: Step, recorded: list) -> _FastLaunch | None:
+        """From a step and the argument list it was launched with, or None where Triton's
+        own path is needed (the interpreter, a keyword Triton binds itself)."""
+        from triton.compiler.compiler import CompiledKernel
+        from triton.runtime.jit import JITFunction
+
+        if not isinstance(step.compiled, CompiledKernel) or not isinstance(step.kernel,
+                                                                           JITFunction):
+            return None
+        params = step.kernel.params
+        full = []
+        for i, p in enumerate(params):
+            if i < len(recorded):
+                full.append(recorded[i])
+            elif p.name in step.kwargs:
+                full.append(step.kwargs[p.name])
+            elif p.has_default:
+                full.append(p.default)
+            else:
+                return None
+        if len(recorded) > len(params):
+            return None
+        pos = [i for i, a in enumerate(full) if isinstance(a, torch.Tensor)]
+        if any(i >= len(recorded) for i in pos):
+            return None  # a tensor passed by keyword: the plan rebinds positions only
+        aligned = [full[i].data_ptr() % 16 == 0 for i in pos]
+        for i in pos:
+            full[i] = None  # no reference to the recorded call's tensors
+        return cls(step.compiled, full, pos, aligned)
+
+    def launch(self, grid: tuple, args: list) -> bool:
+        """Launch with ``args`` (the step's positional arguments, tensors bound); False
+        where it would not be the kernel Triton picks."""
+        import triton
+
+        rt = triton.knobs.runtime
+        if _hooked(rt.launch_enter_hook) or _hooked(rt.launch_exit_hook):
+            return False  # a profiler's hook wants Triton's launch metadata
+        full = list(self.full)
+        for i, was in zip(self.tensor_pos, self.aligned):
+            t = args[i]
+            if (t.data_ptr() % 16 == 0) != was:
+                return False
+            full[i] = t
+        k = self.compiled
+        stream = _current_stream()
+        k.run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1,
+              stream, k.function, k.packed_metadata, None, None, None, *full)
+        return True
 
 
 # Whether ``branches`` forks side streams (a switch for measuring what they bring).
 BRANCHES = True
-_side_streams: dict[int, list] = {}
+# Side streams by (pool, device index): ``branches`` and ``concurrently`` keep pools of
+# their own, so a stride phase forked inside a concurrent gradient gets a stream no other
+# group holds.
+_side_streams: dict[tuple[str, int], list] = {}
 _streams_lock = threading.Lock()
 
 
-def _streams(device: torch.device, n: int) -> list:
-    """``n`` side streams of ``device``, made once and reused."""
-    key = device.index if device.index is not None else torch.cuda.current_device()
+def _streams(device: torch.device, n: int, pool: str) -> list:
+    """``n`` side streams of ``device`` from ``pool``, made once and reused."""
+    key = (pool, device.index if device.index is not None else torch.cuda.current_device())
     with _streams_lock:
         have = _side_streams.setdefault(key, [])
         while len(have) < n:
@@ -98,9 +188,9 @@ def _streams(device: torch.device, n: int) -> list:
 
 class _Branch:
     """A reusable context: launches inside run on ``stream`` (None: the current one) and
-    are recorded as group ``index``."""
+    are recorded as group ``index`` (None: as launches outside any group)."""
 
-    def __init__(self, index: int, stream) -> None:
+    def __init__(self, index: int | None, stream) -> None:
         self.index, self.stream = index, stream
         self._entered: list = []
 
@@ -118,7 +208,41 @@ class _Branch:
 
 
 @contextlib.contextmanager
-def branches(device: torch.device, n: int) -> Iterator[list]:
+def _forked(device: torch.device, n: int, pool: str, on: bool,
+            index: Callable[[int], int | None]) -> Iterator[list]:
+    """``n`` contexts on side streams of ``pool`` forked from the current stream and joined
+    back into it on exit; with ``on`` false, off a GPU or under the interpreter, ``n``
+    contexts on the current stream."""
+    if n < 2 or device.type != "cuda" or interpreter_enabled() or not on:
+        yield [_Branch(index(i), None) for i in range(n)]
+        return
+    main = torch.cuda.current_stream(device)
+    side = _streams(device, n, pool)
+    forked = _marked(main)
+    for stream in side:
+        stream.wait_event(forked)
+    try:
+        yield [_Branch(index(i), stream) for i, stream in enumerate(side)]
+    finally:
+        for stream in side:
+            main.wait_event(_marked(stream))
+
+
+_events: dict[int, torch.cuda.Event] = {}
+
+
+def _marked(stream) -> torch.cuda.Event:
+    """An event recorded on ``stream`` now: one per stream, reused (a wait already queued
+    keeps the record it was queued after), where ``wait_stream`` makes a new one a call."""
+    with _streams_lock:
+        ev = _events.get(stream.cuda_stream)
+        if ev is None:
+            ev = _events[stream.cuda_stream] = torch.cuda.Event()
+    ev.record(stream)
+    return ev
+
+
+def branches(device: torch.device, n: int) -> contextlib.AbstractContextManager[list]:
     """``n`` contexts for independent groups of launches (disjoint writes): on a GPU each
     runs on its own side stream, forked from the current stream on entry and joined back
     into it on exit, so the groups' kernels overlap (inside a CUDA graph capture too:
@@ -126,18 +250,19 @@ def branches(device: torch.device, n: int) -> Iterator[list]:
     in order on the current stream. Tensors made before entry are only used before the
     join, so the caching allocator's stream of each stays correct. A recorded launch
     notes its group, and ``Plan.run`` forks the same way."""
-    if n < 2 or device.type != "cuda" or interpreter_enabled() or not BRANCHES:
-        yield [_Branch(i, None) for i in range(n)]
-        return
-    main = torch.cuda.current_stream(device)
-    side = _streams(device, n)
-    for stream in side:
-        stream.wait_stream(main)
-    try:
-        yield [_Branch(i, stream) for i, stream in enumerate(side)]
-    finally:
-        for stream in side:
-            main.wait_stream(stream)
+    return _forked(device, n, "branches", BRANCHES, lambda i: i)
+
+
+# Whether ``concurrently`` forks side streams (a switch for measuring what they bring).
+CONCURRENT = True
+
+
+def concurrently(device: torch.device, n: int) -> contextlib.AbstractContextManager[list]:
+    """``n`` contexts for independent calls (the dgrad and wgrad of one backward), forked
+    and joined like ``branches`` but from a pool of their own streams, and recorded as
+    launches outside any group: a call's plan replays the same whether it ran alone or
+    beside another. Outputs made before entry stay on the current stream's allocator."""
+    return _forked(device, n, "concurrently", CONCURRENT, lambda i: None)
 
 
 def workspace(shape: tuple, device, dtype=torch.float32,
@@ -176,6 +301,9 @@ class Plan:
         self.scratch = rec.scratch
         self.steps = rec.steps
         for step in self.steps:
+            if FAST_REPLAY and not interpreter_enabled():
+                step.fast = _FastLaunch.of(step, step.args)
+            step.compiled = None
             for i, a in enumerate(step.args):
                 if isinstance(getattr(a, "base", None), torch.Tensor):
                     # A TMA descriptor holds its tensor's address: replaying it would
@@ -223,4 +351,5 @@ class Plan:
             if view is not None:  # the same view of this call's tensor
                 args[i] = args[i].as_strided(view[0], view[1],
                                              args[i].storage_offset() + view[2])
-        _launch(step.kernel, step.grid, args, step.kwargs)
+        if step.fast is None or not FAST_REPLAY or not step.fast.launch(step.grid, args):
+            _launch(step.kernel, step.grid, args, step.kwargs)

@@ -157,3 +157,32 @@ def test_offsets_past_int32_on_a_real_tensor():
         assert rel_err(out[1:, :, tail], ref) < 5e-3
         del out
         torch.cuda.empty_cache()
+
+
+def test_replayed_plans_launch_compiled_kernels_directly():
+    """A repeat call's recorded launches go straight to the compiled kernels (no Triton
+    argument binding) and give the bits Triton's own path gives; an input 2 bytes off a
+    16-byte boundary, with the same strides, goes Triton's way and is right too."""
+    from convdispatch.kernels import launcher
+
+    clear_cache()
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    w = torch.randn(64, 32, 3, 3, device="cuda", generator=gen, dtype=torch.float16)
+    base = torch.randn(2 * 32 * 28 * 28 + 1, device="cuda", generator=gen,
+                       dtype=torch.float16)
+    x = base[: 2 * 32 * 28 * 28].view(2, 32, 28, 28)
+    off = base[1:].view(2, 32, 28, 28)  # the same strides, 2 bytes past the boundary
+    cd.conv2d(x, w, padding=1)  # records the plan
+    plans = [e[0] for e in api.PLANS.values() if e and e[0] is not None]
+    assert plans and all(s.fast is not None for p in plans for s in p.steps)
+    direct = cd.conv2d(x, w, padding=1)
+    launcher.FAST_REPLAY = False
+    try:
+        by_triton = cd.conv2d(x, w, padding=1)
+        off_by_triton = cd.conv2d(off, w, padding=1)
+    finally:
+        launcher.FAST_REPLAY = True
+    off_direct = cd.conv2d(off, w, padding=1)
+    assert torch.equal(direct, by_triton) and torch.equal(off_direct, off_by_triton)
+    ref = F.conv2d(off.float(), w.float(), padding=1)
+    assert float((off_direct.float() - ref).norm() / ref.norm()) < 1e-2

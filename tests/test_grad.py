@@ -677,3 +677,44 @@ def test_repeat_gradient_calls_replay_the_recorded_launches(case, monkeypatch):
     finally:
         set_chooser(None)
         clear_cache()
+
+
+def test_gradients_of_one_backward(monkeypatch):
+    """``autograd.gradients`` gives each direction's ``gradient`` (into the outputs it
+    made first), overlapped or not, the plain calls where only one is needed, and a
+    direction no family offers through torch's gradient copied into its output."""
+    from convdispatch.dispatcher import autograd as A
+
+    geom = ConvGeometry(n=2, c=8, k=8, g=2, h=6, w=5, r=3, s=3, stride=(1, 2, 2),
+                        pad=(0, 1, 1), dtype="float32", layout="channels_last")
+    x, w, dy = grad_tensors(geom, seed=3)
+    refs = [grad_ref(geom, d, x, w, dy) for d in ("dgrad", "wgrad")]
+    clear_cache()
+    monkeypatch.setattr(A, "OVERLAP", "always")
+    pair = A.gradients(geom, dy, x, w)
+    monkeypatch.setattr(A, "OVERLAP", "never")
+    in_order = A.gradients(geom, dy, x, w)
+    monkeypatch.setattr(A, "OVERLAP", "sometimes")
+    with pytest.raises(ValueError, match="OVERLAP"):
+        A.gradients(geom, dy, x, w)
+    monkeypatch.undo()
+    for got, again, ref in zip(pair, in_order, refs):
+        assert torch.equal(got, again)
+        assert got.stride() == ref.stride()
+        assert rel_err(got, ref) < 1e-5
+    only_x, none_w = A.gradients(geom, dy, x, w, need_w=False)
+    none_x, only_w = A.gradients(geom, dy, x, w, need_x=False)
+    assert none_w is None and none_x is None
+    assert torch.equal(only_x, pair[0]) and torch.equal(only_w, pair[1])
+
+    def no_candidate(*args, **kwargs):
+        raise RuntimeError("no family offers this")
+
+    clear_cache()
+    monkeypatch.setattr("convdispatch.dispatcher.api.decide", no_candidate)
+    out = torch.full_like(w, float("nan"))
+    with pytest.warns(UserWarning, match="no family offers this"):
+        got = A.gradient(geom, "wgrad", dy, x, w, out=out)
+    assert got is out and rel_err(out, refs[1]) < 1e-5
+    clear_cache()
+

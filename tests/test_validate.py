@@ -593,3 +593,29 @@ def test_probe_io_checks_times_and_writes(tmp_path, capsys):
     assert (tmp_path / "r.csv").read_text().splitlines() == ["a,b", "1,2", "3,4"]
     with pytest.raises(ValueError, match="no rows"):
         write_rows(tmp_path / "e.csv", [])
+
+
+def test_backward_bench_summary_keeps_full_passes_apart():
+    """bench_backward's summary: per-direction rows in the direction table, one-backward
+    rows (direction 'full') in their own, overlapped and in-order ratios side by side;
+    an unknown direction is refused before any GPU work."""
+    from convdispatch.validation import bench_backward as bb
+
+    def row(cat, direction, ours, cudnn, in_order=None):
+        r = dict(problem_id=f"p/{cat}/{direction}", category=cat, direction=direction,
+                 geometry="g", chosen="c", ours_us=ours, cudnn_us=cudnn, rel_err=1e-4,
+                 speedup_vs_cudnn=cudnn / ours, topk_speedup_vs_cudnn=cudnn / ours,
+                 tflops=1.0)
+        if in_order is not None:
+            r.update(in_order_us=in_order, in_order_speedup_vs_cudnn=cudnn / in_order)
+        return r
+
+    rows = [row("grouped", "dgrad", 10.0, 15.0), row("grouped", "wgrad", 20.0, 10.0),
+            row("grouped", "full", 20.0, 25.0, in_order=30.0)]
+    env = dict(suite="s", dtype="float16", gpu="G", torch="t", triton="tr", cuda="c",
+               date="d", chooser="model", layers="1 of 1", bf16_peak_tflops=1.0, command="x")
+    md = bb.summary_md(rows, env)
+    assert "| grouped | both | 2 | 0.87 | 0.50 | 0.87 |" in md  # 1.5 and 0.5 only
+    assert "| grouped | 1 | 1.25 | 1.25 | 0.83 | 0.83 |" in md
+    with pytest.raises(SystemExit, match="--directions"):
+        bb.main(["--out", "/tmp/unused", "--directions", "dgrad,sideways"])

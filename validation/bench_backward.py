@@ -7,7 +7,10 @@ weight) the chooser's kernel is checked against torch's gradient of the same
 tensors in float32 (relative error by norm), then it and cuDNN's
 ``convolution_backward`` for that direction alone are timed as CUDA-graph
 replays with ``triton.testing.do_bench`` (median, L2 flushed). ``--topk K``
-also times the next K-1 ranked candidates. Writes bench.csv, bench.md, env.json.
+also times the next K-1 ranked candidates. Direction ``full`` is one backward pass of
+the layer: dX and dW by ``autograd.gradients`` (the two at once on side streams, as in a
+CUDA graph, and in order on one stream, both timed) against one ``convolution_backward`` computing
+both. Writes bench.csv, bench.md, env.json.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from pathlib import Path
 
 import torch
 
-from ..dispatcher import CACHE, decide, set_chooser
+from ..dispatcher import CACHE, autograd, decide, set_chooser
 from ..dispatcher.launch import empty_grad, launch_grad
 from ..kernels.device import spec_of
 from .bench_layers import (
     bench_graph,
     category,
     environment,
+    geomean,
     make_tensors,
     paired_graph_times,
     ratio_cells,
@@ -35,6 +39,7 @@ from .bench_layers import suite_problems as layer_suite
 from .inputs import make_grad_output, torch_grad
 
 DIRECTIONS = ("dgrad", "wgrad")
+FULL = "full"  # both gradients of one backward pass
 
 
 def measure(i: int, p, spec, topk: int, rep_ms: int, log,
@@ -44,6 +49,9 @@ def measure(i: int, p, spec, topk: int, rep_ms: int, log,
     dy = make_grad_output(g, "cuda", seed=i)
     rows = []
     for direction in directions:
+        if direction == FULL:
+            rows.append(measure_full(i, p, spec, x, w, dy, rep_ms, log))
+            continue
         with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
             ref = torch_grad(g, direction, dy.float(), x.float(), w.float())
         out = empty_grad(direction, x, w)
@@ -89,6 +97,40 @@ def measure(i: int, p, spec, topk: int, rep_ms: int, log,
     return rows
 
 
+def measure_full(i: int, p, spec, x, w, dy, rep_ms: int, log) -> dict:
+    """One backward pass of the layer (dX and dW): ``autograd.gradients`` overlapped and in
+    order, against cuDNN's ``convolution_backward`` asked for both."""
+    g = p.geom
+    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+        refs = autograd.torch_grads(g, dy.float(), x.float(), w.float())
+    got = autograd.gradients(g, dy, x, w)
+    torch.cuda.synchronize()
+    err = max(rel_err(o, r) for o, r in zip(got, refs))
+    cudnn_ms, ours_ms = paired_graph_times(lambda: autograd.torch_grads(g, dy, x, w),
+                                           lambda: autograd.gradients(g, dy, x, w), rep_ms)
+    autograd.OVERLAP = "never"
+    try:
+        in_order_ms = bench_graph(lambda: autograd.gradients(g, dy, x, w), rep_ms)
+    finally:
+        autograd.OVERLAP = "graphs"
+    decs = [decide(g, spec, direction=d) for d in DIRECTIONS]
+    chosen = " & ".join(d.candidate.id for d in decs)
+    flops = 2 * g.flops
+    row = dict(problem_id=p.id, set=p.set, layer=p.layer, category=category(p), direction=FULL,
+               geometry=g.describe(), flops=flops, chooser=decs[0].chooser,
+               chosen=chosen, rel_err=err, ours_us=ours_ms * 1e3, cudnn_us=cudnn_ms * 1e3,
+               best_of_topk_us=ours_ms * 1e3, best_of_topk=chosen, topk_tried=1,
+               tflops=flops / (ours_ms * 1e-3) / 1e12,
+               cudnn_tflops=flops / (cudnn_ms * 1e-3) / 1e12,
+               gbps=2 * g.min_bytes / (ours_ms * 1e-3) / 1e9,
+               speedup_vs_cudnn=cudnn_ms / ours_ms, topk_speedup_vs_cudnn=cudnn_ms / ours_ms,
+               in_order_us=in_order_ms * 1e3, in_order_speedup_vs_cudnn=cudnn_ms / in_order_ms)
+    log(f"[{i + 1}] {p.id} full: {ours_ms * 1e3:.1f}us (in order {in_order_ms * 1e3:.1f}us) vs "
+        f"cudnn {cudnn_ms * 1e3:.1f}us x{row['speedup_vs_cudnn']:.2f} (in order "
+        f"x{row['in_order_speedup_vs_cudnn']:.2f}) err={err:.1e}")
+    return row
+
+
 def summary_md(rows: list[dict], env: dict) -> str:
     lines = [f"# Backward layer benchmark: {env['suite']} ({env['dtype']}, channels_last)", "",
              "Latencies are CUDA-graph replays (device time) of one gradient direction (cuDNN's "
@@ -104,9 +146,25 @@ def summary_md(rows: list[dict], env: dict) -> str:
              "best-of-top-k |", "|---|---|---|---|---|---|"]
     for cat in ("dense", "grouped", "depthwise"):
         for d in (*DIRECTIONS, "both"):
-            sel = [r for r in rows if r["category"] == cat and (d == "both" or r["direction"] == d)]
+            sel = [r for r in rows if r["category"] == cat and r["direction"] != FULL
+                   and (d == "both" or r["direction"] == d)]
             if sel:
                 lines.append(f"| {cat} | {d} | {ratio_cells(sel)}")
+    full = [r for r in rows if r["direction"] == FULL]
+    if full:
+        lines += ["", "One backward pass (dX and dW; cuDNN: one `convolution_backward` asked for "
+                  "both; ours: `autograd.gradients`, the two at once on side streams, and in "
+                  "order on one stream):", "",
+                  "| category | layers | overlapped geomean vs cuDNN | min | in order geomean "
+                  "vs cuDNN | min |", "|---|---|---|---|---|---|"]
+        for cat in ("dense", "grouped", "depthwise"):
+            sel = [r for r in full if r["category"] == cat]
+            if sel:
+                lines.append(
+                    f"| {cat} | {len(sel)} | {geomean(r['speedup_vs_cudnn'] for r in sel):.2f} "
+                    f"| {min(r['speedup_vs_cudnn'] for r in sel):.2f} | "
+                    f"{geomean(r['in_order_speedup_vs_cudnn'] for r in sel):.2f} | "
+                    f"{min(r['in_order_speedup_vs_cudnn'] for r in sel):.2f} |")
     lines += ["", "| layer | direction | geometry | chosen | ours us | cuDNN us | x cuDNN | "
               "best top-k x | TFLOP/s | rel err |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -127,12 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--chooser", choices=("model", "rule"), default="model")
     ap.add_argument("--directions", default=",".join(DIRECTIONS),
-                    help="comma list of the directions to time (dgrad, wgrad)")
+                    help="comma list of the directions to time (dgrad, wgrad, full: both "
+                         "gradients of one backward pass)")
     a = ap.parse_args(argv)
     directions = tuple(d.strip() for d in a.directions.split(",") if d.strip())
-    bad = [d for d in directions if d not in DIRECTIONS]
+    bad = [d for d in directions if d not in (*DIRECTIONS, FULL)]
     if bad or not directions:
-        raise SystemExit(f"--directions: expected a comma list of {DIRECTIONS}, got "
+        raise SystemExit(f"--directions: expected a comma list of {(*DIRECTIONS, FULL)}, got "
                          f"{a.directions!r}")
     if not torch.cuda.is_available():
         raise SystemExit("bench_backward needs a CUDA GPU")
