@@ -191,8 +191,6 @@ def gradient(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tens
     where given."""
     from .api import GRAD_PLANS, decide
 
-    given = out
-
     key = None
     if forced(direction) is None:
         key = (direction, geom.key(), dy.shape, dy.stride(), dy.dtype, dy.device, x.shape,
@@ -200,15 +198,17 @@ def gradient(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tens
                interpreter_enabled())
         plan = GRAD_PLANS.get(key)
         if plan is not None:  # a repeat call: only rebind the tensors
-            out = empty_grad(direction, x, w) if given is None else given
+            if out is None:
+                out = empty_grad(direction, x, w)
             plan.run({"dy": dy, "x": x, "w": w, "out": out}, dy.device)
             return out
     try:
         dec = decide(geom, spec_of(dy.device), direction=direction)
     except RuntimeError as e:  # no family offers a candidate
         res = _torch_fallback(geom, direction, dy, x, w, str(e))
-        return res if given is None else given.copy_(res)
-    out = empty_grad(direction, x, w) if given is None else given
+        return res if out is None else out.copy_(res)
+    if out is None:
+        out = empty_grad(direction, x, w)
     record = key is not None and key not in GRAD_PLANS
     plan = launch_grad(dec.candidate, geom, dy, x=x, w=w, out=out, record=record)
     if record:

@@ -107,9 +107,9 @@ class _FastLaunch:
     the recorded call and every argument in signature order (constexprs included, as
     Triton's launcher takes them), the tensors swapped in at their positions. Triton
     specialised that kernel on whether each pointer is 16-byte aligned; a call whose
-    tensors differ from the recording in that goes the usual way (``None`` from
-    ``args_for``). Binding 20-40 arguments took about 100 us of host time a launch under
-    cProfile on the H100 machine (validation/results/grad_overlap_h100/)."""
+    tensors differ from the recording in that goes the usual way (``launch`` says False).
+    Binding 20-40 arguments took about 100 us of host time a launch under cProfile on the
+    H100 machine (validation/results/grad_overlap_h100/)."""
 
     def __init__(self, compiled, full: list, tensor_pos: list[int], aligned: list[bool]) -> None:
         self.compiled, self.full = compiled, full
@@ -253,16 +253,12 @@ def branches(device: torch.device, n: int) -> contextlib.AbstractContextManager[
     return _forked(device, n, "branches", BRANCHES, lambda i: i)
 
 
-# Whether ``concurrently`` forks side streams (a switch for measuring what they bring).
-CONCURRENT = True
-
-
 def concurrently(device: torch.device, n: int) -> contextlib.AbstractContextManager[list]:
     """``n`` contexts for independent calls (the dgrad and wgrad of one backward), forked
     and joined like ``branches`` but from a pool of their own streams, and recorded as
     launches outside any group: a call's plan replays the same whether it ran alone or
     beside another. Outputs made before entry stay on the current stream's allocator."""
-    return _forked(device, n, "concurrently", CONCURRENT, lambda i: None)
+    return _forked(device, n, "concurrently", True, lambda i: None)
 
 
 def workspace(shape: tuple, device, dtype=torch.float32,
@@ -301,8 +297,7 @@ class Plan:
         self.scratch = rec.scratch
         self.steps = rec.steps
         for step in self.steps:
-            if FAST_REPLAY and not interpreter_enabled():
-                step.fast = _FastLaunch.of(step, step.args)
+            step.fast = _FastLaunch.of(step, step.args)  # None under the interpreter
             step.compiled = None
             for i, a in enumerate(step.args):
                 if isinstance(getattr(a, "base", None), torch.Tensor):

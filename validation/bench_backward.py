@@ -81,20 +81,27 @@ def measure(i: int, p, spec, topk: int, rep_ms: int, log,
             tried += 1
             if ms < best_ms:
                 best_ms, best_id = ms, cand.id
-        row = dict(problem_id=p.id, set=p.set, layer=p.layer, category=category(p),
-                   direction=direction, geometry=g.describe(), flops=g.flops,
-                   chooser=dec.chooser, chosen=dec.candidate.id, rel_err=err,
-                   ours_us=ours_ms * 1e3, cudnn_us=cudnn_ms * 1e3, best_of_topk_us=best_ms * 1e3,
-                   best_of_topk=best_id, topk_tried=tried,
-                   tflops=g.flops / (ours_ms * 1e-3) / 1e12,
-                   cudnn_tflops=g.flops / (cudnn_ms * 1e-3) / 1e12,
-                   gbps=g.min_bytes / (ours_ms * 1e-3) / 1e9,
-                   speedup_vs_cudnn=cudnn_ms / ours_ms, topk_speedup_vs_cudnn=cudnn_ms / best_ms)
+        row = timed_row(p, direction, g.flops, g.min_bytes, dec.chooser, dec.candidate.id, err,
+                        ours_ms, cudnn_ms, best_ms, best_id, tried)
         log(f"[{i + 1}] {p.id} {direction}: {dec.candidate.family} {row['ours_us']:.1f}us vs "
             f"cudnn {row['cudnn_us']:.1f}us x{row['speedup_vs_cudnn']:.2f} (top{tried} best "
             f"x{row['topk_speedup_vs_cudnn']:.2f}) err={err:.1e}")
         rows.append(row)
     return rows
+
+
+def timed_row(p, direction: str, flops: float, nbytes: float, chooser: str, chosen: str,
+              err: float, ours_ms: float, cudnn_ms: float, best_ms: float, best_id: str,
+              tried: int) -> dict:
+    """A bench.csv row: what was run, its error, its time and cuDNN's, and the rates."""
+    return dict(problem_id=p.id, set=p.set, layer=p.layer, category=category(p),
+                direction=direction, geometry=p.geom.describe(), flops=flops, chooser=chooser,
+                chosen=chosen, rel_err=err, ours_us=ours_ms * 1e3, cudnn_us=cudnn_ms * 1e3,
+                best_of_topk_us=best_ms * 1e3, best_of_topk=best_id, topk_tried=tried,
+                tflops=flops / (ours_ms * 1e-3) / 1e12,
+                cudnn_tflops=flops / (cudnn_ms * 1e-3) / 1e12,
+                gbps=nbytes / (ours_ms * 1e-3) / 1e9,
+                speedup_vs_cudnn=cudnn_ms / ours_ms, topk_speedup_vs_cudnn=cudnn_ms / best_ms)
 
 
 def measure_full(i: int, p, spec, x, w, dy, rep_ms: int, log) -> dict:
@@ -115,16 +122,9 @@ def measure_full(i: int, p, spec, x, w, dy, rep_ms: int, log) -> dict:
         autograd.OVERLAP = "graphs"
     decs = [decide(g, spec, direction=d) for d in DIRECTIONS]
     chosen = " & ".join(d.candidate.id for d in decs)
-    flops = 2 * g.flops
-    row = dict(problem_id=p.id, set=p.set, layer=p.layer, category=category(p), direction=FULL,
-               geometry=g.describe(), flops=flops, chooser=decs[0].chooser,
-               chosen=chosen, rel_err=err, ours_us=ours_ms * 1e3, cudnn_us=cudnn_ms * 1e3,
-               best_of_topk_us=ours_ms * 1e3, best_of_topk=chosen, topk_tried=1,
-               tflops=flops / (ours_ms * 1e-3) / 1e12,
-               cudnn_tflops=flops / (cudnn_ms * 1e-3) / 1e12,
-               gbps=2 * g.min_bytes / (ours_ms * 1e-3) / 1e9,
-               speedup_vs_cudnn=cudnn_ms / ours_ms, topk_speedup_vs_cudnn=cudnn_ms / ours_ms,
-               in_order_us=in_order_ms * 1e3, in_order_speedup_vs_cudnn=cudnn_ms / in_order_ms)
+    row = timed_row(p, FULL, 2 * g.flops, 2 * g.min_bytes, decs[0].chooser, chosen, err,
+                    ours_ms, cudnn_ms, ours_ms, chosen, 1)
+    row.update(in_order_us=in_order_ms * 1e3, in_order_speedup_vs_cudnn=cudnn_ms / in_order_ms)
     log(f"[{i + 1}] {p.id} full: {ours_ms * 1e3:.1f}us (in order {in_order_ms * 1e3:.1f}us) vs "
         f"cudnn {cudnn_ms * 1e3:.1f}us x{row['speedup_vs_cudnn']:.2f} (in order "
         f"x{row['in_order_speedup_vs_cudnn']:.2f}) err={err:.1e}")
