@@ -23,6 +23,9 @@ PLANS: dict[tuple, tuple] = {}
 # Gradient call signature -> the recorded launches of its dgrad or wgrad kernel, or None
 # where they cannot be replayed (dispatcher/autograd.py).
 GRAD_PLANS: dict[tuple, object] = {}
+# Call signature of a differentiable conv -> (its gradient geometry, unbatched): repeat calls
+# skip the argument checks (dispatcher/autograd.py: conv_with_grad).
+GRAD_CALLS: dict[tuple, tuple] = {}
 
 
 def clear_cache() -> None:
@@ -30,6 +33,7 @@ def clear_cache() -> None:
     CACHE.clear()
     PLANS.clear()
     GRAD_PLANS.clear()
+    GRAD_CALLS.clear()
 
 
 def _types(value):
@@ -51,13 +55,17 @@ def _signature(dims, x, w, bias, stride, padding, dilation, groups, activation, 
             interpreter_enabled())
 
 
-def _replay(entry, x, w, bias, residual):
+def _replay(entry, x, w, bias, residual) -> torch.Tensor | None:
+    """The output of a recorded plan on these tensors; None where the plan cannot take them
+    (a TMA launch and an unaligned address)."""
     plan, shape, fmt, unbatched = entry
     out = torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
     if unbatched:
         x = x.unsqueeze(0)
         residual = None if residual is None else residual.unsqueeze(0)
-    plan.run({"x": x, "w": w, "out": out, "bias": bias, "residual": residual}, x.device)
+    if not plan.run({"x": x, "w": w, "out": out, "bias": bias, "residual": residual},
+                    x.device):
+        return None
     return out.squeeze(0) if unbatched else out
 
 
@@ -118,7 +126,10 @@ def _conv(dims: int, input, weight, bias, stride, padding, dilation, groups, act
                              activation, residual)
             entry = PLANS.get(sig)
             if entry is not None:
-                return _replay(entry, input, weight, bias, residual)
+                out = _replay(entry, input, weight, bias, residual)
+                if out is not None:
+                    return out
+                sig = None  # keep the plan for the calls it fits
     except (AttributeError, TypeError):
         sig = None  # not tensors, or unhashable arguments: the checked path says what is wrong
     p = argcheck.parse(dims, input, weight, bias, stride, padding, dilation, groups, residual,

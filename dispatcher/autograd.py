@@ -40,7 +40,19 @@ def _grad_unsupported(p: argcheck.ParsedCall, geom: ConvGeometry | None) -> str 
 
 def conv_with_grad(dims: int, input, weight, bias, stride, padding, dilation, groups,
                    activation, residual) -> torch.Tensor:
-    """A differentiable conv: ``_ConvFn`` where kernels can run, else torch's."""
+    """A differentiable conv: ``_ConvFn`` where kernels can run, else torch's. A call whose
+    signature was checked before skips the checks (``api.GRAD_CALLS``)."""
+    from .api import GRAD_CALLS, _signature
+
+    try:
+        sig = _signature(dims, input, weight, bias, stride, padding, dilation, groups,
+                         activation, residual)
+        known = GRAD_CALLS.get(sig)
+    except (AttributeError, TypeError):
+        sig = known = None  # not tensors, or unhashable arguments: the checks say what
+    if known is not None:
+        return _ConvFn.apply(input, weight, bias, residual, dims, stride, padding, dilation,
+                             groups, activation, *known)
     p = argcheck.parse(dims, input, weight, bias, stride, padding, dilation, groups, residual,
                        activation)
     argcheck.check_residual_shape(p, f"conv{dims}d")
@@ -54,6 +66,8 @@ def conv_with_grad(dims: int, input, weight, bias, stride, padding, dilation, gr
     if reason is not None:
         out = fall_back(p, dims, activation, reason)
         return out.squeeze(0) if p.unbatched else out
+    if sig is not None:
+        GRAD_CALLS[sig] = (geom, p.unbatched)
     return _ConvFn.apply(input, weight, bias, residual, dims, stride, padding, dilation, groups,
                          activation, geom, p.unbatched)
 
@@ -200,8 +214,9 @@ def gradient(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tens
         if plan is not None:  # a repeat call: only rebind the tensors
             if out is None:
                 out = empty_grad(direction, x, w)
-            plan.run({"dy": dy, "x": x, "w": w, "out": out}, dy.device)
-            return out
+            if plan.run({"dy": dy, "x": x, "w": w, "out": out}, dy.device):
+                return out
+            # else a TMA launch and an unaligned address: the checked path below
     try:
         dec = decide(geom, spec_of(dy.device), direction=direction)
     except RuntimeError as e:  # no family offers a candidate

@@ -34,10 +34,11 @@ class Step:
     grid: tuple
     args: list
     kwargs: dict
-    # (arg position, tensor name, view): view = (sizes, strides, storage offset from the
-    # named tensor's) for an argument that is a view into a named tensor (a stride phase
-    # of dX), else None.
-    slots: list[tuple[int, str, tuple | None]] = field(default_factory=list)
+    # (arg position, tensor name, view, descriptor): view = (sizes, strides, storage offset
+    # from the named tensor's) for an argument that is a view into a named tensor (a stride
+    # phase of dX), else None; descriptor = ``_Recipe`` where the argument is a TMA tensor
+    # descriptor over that tensor (or view), else None.
+    slots: list[tuple[int, str, tuple | None, _Recipe | None]] = field(default_factory=list)
     branch: int | None = None  # the ``branches`` group it was launched in
     compiled: object = None  # what Triton compiled for the recorded launch (GPU only)
     fast: _FastLaunch | None = None
@@ -49,6 +50,43 @@ class Scratch:
     shape: tuple
     dtype: torch.dtype
     strides: tuple | None = None
+
+
+# Whether plans record launches that take TMA descriptors (a switch for measuring what
+# that brings: off, such calls are never replayed and take the checked path every time).
+DESCRIPTOR_PLANS = True
+
+
+class _Recipe:
+    """How a recorded launch's TMA tensor descriptor was made, less its tensor: a
+    descriptor holds its tensor's address, so a replay makes a new one over its own."""
+
+    def __init__(self, kind: type, fields: dict) -> None:
+        self.kind, self.fields = kind, fields
+
+    @classmethod
+    def of(cls, arg) -> _Recipe | None:
+        """The recipe of a Triton host tensor descriptor, None for an argument holding no
+        tensor; raises for another object holding one (a plan cannot remake it)."""
+        if not isinstance(getattr(arg, "base", None), torch.Tensor):
+            return None
+        if not DESCRIPTOR_PLANS or not hasattr(arg, "block_shape") or not hasattr(
+                arg, "__dict__"):
+            raise RuntimeError(f"a recorded launch took a {type(arg).__name__} holding a "
+                               "tensor, which a plan does not remake")
+        return cls(type(arg), {k: v for k, v in vars(arg).items() if k != "base"})
+
+    def over(self, base: torch.Tensor):
+        """The descriptor over ``base``, or None where TMA cannot take its address (16-byte
+        alignment: the recorded call's family checked it; a replay's tensor may differ).
+        Made without the constructor's checks, which the recorded one passed with the
+        same shape, strides and box (they took a tenth of a replay's host time)."""
+        if base.data_ptr() % 16:
+            return None
+        desc = object.__new__(self.kind)
+        vars(desc).update(self.fields)
+        desc.base = base
+        return desc
 
 
 class Recorder:
@@ -138,10 +176,13 @@ class _FastLaunch:
                 return None
         if len(recorded) > len(params):
             return None
-        pos = [i for i, a in enumerate(full) if isinstance(a, torch.Tensor)]
+        pos = [i for i, a in enumerate(full)
+               if isinstance(a, torch.Tensor) or _Recipe.of(a) is not None]
         if any(i >= len(recorded) for i in pos):
             return None  # a tensor passed by keyword: the plan rebinds positions only
-        aligned = [full[i].data_ptr() % 16 == 0 for i in pos]
+        # A descriptor's base was checked aligned when the replay made it (None: no check).
+        aligned = [full[i].data_ptr() % 16 == 0 if isinstance(full[i], torch.Tensor) else None
+                   for i in pos]
         for i in pos:
             full[i] = None  # no reference to the recorded call's tensors
         return cls(step.compiled, full, pos, aligned)
@@ -157,7 +198,7 @@ class _FastLaunch:
         full = list(self.full)
         for i, was in zip(self.tensor_pos, self.aligned):
             t = args[i]
-            if (t.data_ptr() % 16 == 0) != was:
+            if was is not None and (t.data_ptr() % 16 == 0) != was:
                 return False
             full[i] = t
         k = self.compiled
@@ -285,46 +326,58 @@ class Plan:
 
     def __init__(self, rec: Recorder, named: dict[str, torch.Tensor | None]) -> None:
         by_ptr: dict[int, str] = {}
-        by_storage: dict[int, tuple[str, torch.Tensor]] = {}
-        for name, t in named.items():
-            if t is not None:
-                by_ptr[id(t)] = name
-                if name in ("out", "w"):  # dX's stride phases, a phase's filter taps
-                    by_storage.setdefault(t.untyped_storage().data_ptr(), (name, t))
+        # Storage -> (name, tensor) of the named and scratch tensors an argument may be a
+        # view of (dX's stride phases, a phase's filter taps, a TMA matrix view); None
+        # where two names share it, as then which one a view follows is unknown.
+        by_storage: dict[int, tuple[str, torch.Tensor] | None] = {}
+        owners = [(n, t) for n, t in named.items() if t is not None]
+        for name, t in owners:
+            by_ptr[id(t)] = name
         by_ptr.update(rec._scratch_ids)
-        for name, t in rec._scratch_tensors.items():  # views of scratch
-            by_storage.setdefault(t.untyped_storage().data_ptr(), (name, t))
+        for name, t in owners + list(rec._scratch_tensors.items()):
+            key = t.untyped_storage().data_ptr()
+            had = by_storage.get(key, (name, t))
+            by_storage[key] = (name, t) if had is not None and had[0] == name else None
         self.scratch = rec.scratch
         self.steps = rec.steps
         for step in self.steps:
             step.fast = _FastLaunch.of(step, step.args)  # None under the interpreter
             step.compiled = None
             for i, a in enumerate(step.args):
-                if isinstance(getattr(a, "base", None), torch.Tensor):
-                    # A TMA descriptor holds its tensor's address: replaying it would
-                    # read and write the first call's tensors.
-                    raise RuntimeError("a recorded launch took a tensor descriptor")
-                if isinstance(a, torch.Tensor):
-                    name, view = by_ptr.get(id(a)), None
-                    if name is None and a.untyped_storage().data_ptr() in by_storage:
-                        name, base = by_storage[a.untyped_storage().data_ptr()]
-                        view = (tuple(a.shape), a.stride(),
-                                a.storage_offset() - base.storage_offset())
-                    if name is None:
+                recipe = _Recipe.of(a)
+                t = a.base if recipe is not None else a
+                if not isinstance(t, torch.Tensor):
+                    continue
+                name, view = by_ptr.get(id(t)), None
+                if name is None:
+                    owner = by_storage.get(t.untyped_storage().data_ptr())
+                    if owner is None:
                         raise RuntimeError("a recorded launch took a tensor the plan cannot "
                                            "rebind")
-                    step.slots.append((i, name, view))
-                    step.args[i] = None  # hold no reference to the first call's tensors
+                    name, base = owner
+                    view = (tuple(t.shape), t.stride(),
+                            t.storage_offset() - base.storage_offset())
+                step.slots.append((i, name, view, recipe))
+                step.args[i] = None  # hold no reference to the first call's tensors
         rec._scratch_tensors.clear()
 
-    def run(self, tensors: dict[str, torch.Tensor | None], device) -> None:
+    def run(self, tensors: dict[str, torch.Tensor | None], device) -> bool:
+        """Launch the recorded steps on ``tensors``; False, having launched nothing, where
+        a TMA descriptor cannot be made over this call's tensors (an unaligned address):
+        the caller then takes the checked path, whose family picks its pointer kernel."""
         for s in self.scratch:
             tensors[s.name] = _empty(s.shape, s.strides, device, s.dtype)
         steps = self.steps
+        bound = []
+        for step in steps:
+            args = self._bind(step, tensors)
+            if args is None:
+                return False
+            bound.append(args)
         i = 0
         while i < len(steps):
             if steps[i].branch is None:
-                self._replay(steps[i], tensors)
+                self._replay(steps[i], bound[i])
                 i += 1
                 continue
             # A run of steps recorded inside ``branches``: fork the same groups again.
@@ -333,18 +386,29 @@ class Plan:
                 end += 1
             groups = max(step.branch for step in steps[i:end]) + 1
             with branches(torch.device(device), groups) as contexts:
-                for step in steps[i:end]:
-                    with contexts[step.branch]:
-                        self._replay(step, tensors)
+                for j in range(i, end):
+                    with contexts[steps[j].branch]:
+                        self._replay(steps[j], bound[j])
             i = end
+        return True
 
     @staticmethod
-    def _replay(step: Step, tensors: dict[str, torch.Tensor | None]) -> None:
+    def _bind(step: Step, tensors: dict[str, torch.Tensor | None]) -> list | None:
+        """The step's arguments with this call's tensors (views, descriptors) in their
+        slots; None where a descriptor cannot be made."""
         args = list(step.args)
-        for i, name, view in step.slots:
-            args[i] = tensors[name]
+        for i, name, view, recipe in step.slots:
+            t = tensors[name]
             if view is not None:  # the same view of this call's tensor
-                args[i] = args[i].as_strided(view[0], view[1],
-                                             args[i].storage_offset() + view[2])
+                t = t.as_strided(view[0], view[1], t.storage_offset() + view[2])
+            if recipe is not None:
+                t = recipe.over(t)
+                if t is None:
+                    return None
+            args[i] = t
+        return args
+
+    @staticmethod
+    def _replay(step: Step, args: list) -> None:
         if step.fast is None or not FAST_REPLAY or not step.fast.launch(step.grid, args):
             _launch(step.kernel, step.grid, args, step.kwargs)

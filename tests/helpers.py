@@ -98,28 +98,6 @@ def check_candidate(family: str, geom: ConvGeometry, config, *, activation=None,
     assert err < (tol or TOL[geom.dtype]), f"{config} on {geom.describe()}: rel err {err:.2e}"
 
 
-def check_descriptor_launch_not_replayed(cand: Candidate, geom: ConvGeometry,
-                                        **conv_kw) -> None:
-    """A TMA launch holds tensor descriptors, which would keep the first call's addresses:
-    two forced calls on other inputs each get their own result, and the recorded launch
-    is refused as a replay plan."""
-    import convdispatch as cd
-    import pytest
-    from convdispatch.kernels.launcher import Plan, Recorder
-
-    _, w, b = tensors_for(geom)
-    with cd.force(cand):
-        for seed in (1, 2):
-            x, _, _ = tensors_for(geom, seed=seed)
-            out = cd.conv2d(x, w, b, **conv_kw)
-            assert rel_err(out, reference(geom, x, w, b)) < TOL["float32"]
-    x, _, _ = tensors_for(geom)
-    with Recorder() as rec:
-        run_candidate(cand, x, w, b, geom)
-    with pytest.raises(RuntimeError, match="tensor descriptor"):
-        Plan(rec, {"x": x, "w": w, "out": None, "bias": b, "residual": None})
-
-
 def check_candidates_on_gpu(cands: list[Candidate], geom: ConvGeometry, tol: float,
                             x_ok=None) -> None:
     """Each candidate on the GPU into a poisoned output, bias and a channels_last residual
@@ -203,3 +181,27 @@ def sm90_compile(module: str, kernel: str, constexprs: dict, boxes: dict,
                           env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
+
+
+class PickFamily:
+    """A chooser that picks one family's first candidate: decisions that record plans,
+    unlike ``force``."""
+
+    name = identity = "pick-family"
+
+    def __init__(self, family: str) -> None:
+        self.family = family
+        self.identity = f"pick-family:{family}"
+
+    def choose(self, geom, cands, device):
+        from convdispatch.dispatcher.decision import Decision
+
+        pick = next(c for c in cands if c.family == self.family)
+        return Decision(pick, "test", self.name)
+
+
+def unaligned(t: torch.Tensor) -> torch.Tensor:
+    """A copy of ``t`` with its strides, one element past a 16-byte boundary."""
+    span = t.untyped_storage().nbytes() // t.element_size()
+    buf = torch.empty(span + 1, dtype=t.dtype, device=t.device)
+    return buf.as_strided(t.shape, t.stride(), 1).copy_(t)

@@ -718,3 +718,34 @@ def test_gradients_of_one_backward(monkeypatch):
     assert got is out and rel_err(out, refs[1]) < 1e-5
     clear_cache()
 
+
+
+def test_repeat_differentiable_calls_skip_the_checks(monkeypatch):
+    """A differentiable conv whose signature passed the checks once goes straight to the
+    autograd function; the gradients are the same, and another signature is checked."""
+    from convdispatch.dispatcher import api
+    from convdispatch.dispatcher import args as argcheck
+
+    geom = G(n=2, c=8, k=8, h=5, w=6, r=3, s=3, pad=(0, 1, 1), layout="channels_last")
+    clear_cache()
+    grads = []
+    for seed in (1, 2):
+        x, w, dy = grad_tensors(geom, seed=seed)
+        x.requires_grad_(True)
+        w.requires_grad_(True)
+        conv2d(x, w, padding=1).backward(dy)
+        assert rel_err(x.grad, grad_ref(geom, "dgrad", x.detach(), w.detach(), dy)) < 1e-5
+        assert rel_err(w.grad, grad_ref(geom, "wgrad", x.detach(), w.detach(), dy)) < 1e-5
+        grads.append((x.grad, w.grad))
+        if seed == 1:
+            assert len(api.GRAD_CALLS) == 1
+
+            def no_parse(*args, **kwargs):
+                raise AssertionError("a known signature is not parsed again")
+
+            monkeypatch.setattr(argcheck, "parse", no_parse)
+    monkeypatch.undo()
+    with pytest.raises(RuntimeError, match="negative padding"):
+        conv2d(x, w, padding=-1)  # another signature: checked
+    clear_cache()
+    assert not api.GRAD_CALLS

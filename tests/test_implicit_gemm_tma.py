@@ -17,7 +17,6 @@ from helpers import (
     TOL,
     check_candidate,
     check_candidates_on_gpu,
-    check_descriptor_launch_not_replayed,
     compile_for_sm90,
     poisoned_out,
     reference,
@@ -223,12 +222,6 @@ def test_views():
     assert tma_conv.filter_view(w) == ([32, 9 * 64], [9 * 64, 1])
     w3 = torch.randn(32, 64, 3, 3, 3).to(memory_format=torch.channels_last_3d)
     assert tma_conv.filter_view(w3) == ([32, 27 * 64], [27 * 64, 1])
-
-
-def test_descriptor_launches_are_not_replayed():
-    geom = G(n=1, c=32, k=32, h=4, w=4, r=3, s=3, pad=(0, 1, 1), dtype="float32")
-    check_descriptor_launch_not_replayed(Candidate("implicit_gemm_tma", CFG32), geom,
-                                         padding=1)
 
 
 def test_feasibility():

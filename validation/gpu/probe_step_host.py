@@ -1,8 +1,9 @@
 """Where an eager training step of train_check's network spends its time: wall per step
 (torch's and ours), the GPU time of each step's kernels (torch.profiler), and the host
 functions under cProfile; then ours again with the launcher's direct replay
-(``launcher.FAST_REPLAY``) and the overlapped gradients (``autograd.OVERLAP``) each
-switched off.
+(``launcher.FAST_REPLAY``), the plans of TMA launches (``launcher.DESCRIPTOR_PLANS``) and
+the overlapped gradients (``autograd.OVERLAP``) switched, the settings and torch timed in
+interleaved rounds (median and best of ROUNDS).
 
     python3 validation/gpu/probe_step_host.py OUT_DIR [STEPS]
 """
@@ -13,16 +14,19 @@ import copy
 import cProfile
 import io
 import pstats
+import statistics
 import sys
 import time
 from pathlib import Path
 
 import torch
-from convdispatch.dispatcher import autograd
+from convdispatch.dispatcher import autograd, clear_cache
 from convdispatch.dispatcher.replace import replace_convs
 from convdispatch.kernels import launcher
 from convdispatch.validation.train_check import small_resnext
 from torch import nn
+
+ROUNDS = 5
 
 
 def step_fn(model, batches):
@@ -122,16 +126,28 @@ def main() -> None:
             pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(40)
             (out / "cprofile.txt").write_text(s.getvalue())
     lines += per_call(dev)
-    step = step_fn(ours, batches)
-    for fast, overlap in ((True, "always"), (False, "always"), (True, "graphs"),
-                          (False, "graphs")):
-        launcher.FAST_REPLAY, autograd.OVERLAP = fast, overlap
-        for _ in range(2):
-            step()
-        best = min(wall(step, steps) for _ in range(3))
-        lines.append(f"convdispatch FAST_REPLAY={fast} OVERLAP={overlap}: wall "
-                     f"{best * 1e3:.2f} ms a step (best of 3 runs of {steps})")
-    launcher.FAST_REPLAY, autograd.OVERLAP = True, "graphs"
+    settings = {"torch": None,
+                "default (direct replay, descriptor plans, overlap in graphs)":
+                    (True, True, "graphs"),
+                "no descriptor plans": (True, False, "graphs"),
+                "Triton's launch": (False, True, "graphs"),
+                "overlap always": (True, True, "always")}
+    steps_of = {name: step_fn(ref if how is None else ours, batches)
+                for name, how in settings.items()}
+    times: dict[str, list[float]] = {name: [] for name in settings}
+    for _ in range(ROUNDS):
+        for name, how in settings.items():
+            if how is not None:
+                launcher.FAST_REPLAY, launcher.DESCRIPTOR_PLANS, autograd.OVERLAP = how
+                clear_cache()  # plans recorded under this setting
+            for _ in range(2):
+                steps_of[name]()
+            times[name].append(wall(steps_of[name], steps))
+    launcher.FAST_REPLAY, launcher.DESCRIPTOR_PLANS, autograd.OVERLAP = True, True, "graphs"
+    clear_cache()
+    for name, got in times.items():
+        lines.append(f"{name}: median {statistics.median(got) * 1e3:.2f} ms a step, best "
+                     f"{min(got) * 1e3:.2f} ({ROUNDS} interleaved rounds of {steps})")
     (out / "summary.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
