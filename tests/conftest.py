@@ -21,6 +21,34 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+# The slowest interpreter test takes about 20 s. One that runs this long is stuck: it fails
+# with its traceback instead of holding CI until CI's own limit (a CPU run hung once in the
+# twenty-fourth session, in a test no rerun has caught since).
+CPU_TEST_LIMIT_S = 300
+
+
+@pytest.fixture(autouse=True)
+def _cpu_time_limit():
+    import signal
+    import threading
+
+    if (os.environ.get("TRITON_INTERPRET") != "1" or not hasattr(signal, "SIGALRM")
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+
+    def expired(signum, frame):
+        raise TimeoutError(f"the test ran past {CPU_TEST_LIMIT_S} s under the interpreter")
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(CPU_TEST_LIMIT_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
 @pytest.fixture
 def clean_dispatcher(monkeypatch):
     """No chooser override, no loaded models or cached decisions, strict mode off; the
