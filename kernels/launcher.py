@@ -93,8 +93,7 @@ class Recorder:
     def __init__(self) -> None:
         self.steps: list[Step] = []
         self.scratch: list[Scratch] = []
-        self._scratch_ids: dict[int, str] = {}
-        self._scratch_tensors: dict[str, torch.Tensor] = {}  # views of them are rebound too
+        self._scratch_tensors: dict[str, torch.Tensor] = {}  # they and their views rebound
 
     def __enter__(self) -> Recorder:
         self._token = _recorder.set(self)
@@ -310,7 +309,6 @@ def workspace(shape: tuple, device, dtype=torch.float32,
     if rec is not None:
         name = f"scratch{len(rec.scratch)}"
         rec.scratch.append(Scratch(name, tuple(shape), dtype, strides))
-        rec._scratch_ids[id(t)] = name
         rec._scratch_tensors[name] = t
     return t
 
@@ -325,19 +323,17 @@ class Plan:
     """Recorded launches of one call signature; ``run`` swaps in a new call's tensors."""
 
     def __init__(self, rec: Recorder, named: dict[str, torch.Tensor | None]) -> None:
-        by_ptr: dict[int, str] = {}
-        # Storage -> (name, tensor) of the named and scratch tensors an argument may be a
-        # view of (dX's stride phases, a phase's filter taps, a TMA matrix view); None
-        # where two names share it, as then which one a view follows is unknown.
-        by_storage: dict[int, tuple[str, torch.Tensor] | None] = {}
-        owners = [(n, t) for n, t in named.items() if t is not None]
-        for name, t in owners:
-            by_ptr[id(t)] = name
-        by_ptr.update(rec._scratch_ids)
-        for name, t in owners + list(rec._scratch_tensors.items()):
-            key = t.untyped_storage().data_ptr()
-            had = by_storage.get(key, (name, t))
-            by_storage[key] = (name, t) if had is not None and had[0] == name else None
+        # Tensor id -> name (None where one object has two names: 3D calls pass their
+        # tensors as they are, so conv3d(x, w, residual=x) names x twice, and a later call
+        # of the same signature may pass two tensors); storage -> the named and scratch
+        # tensors on it, for arguments that are views (dX's stride phases, a phase's filter
+        # taps, a TMA matrix view).
+        by_id: dict[int, str | None] = {}
+        on_storage: dict[int, list[tuple[str, torch.Tensor]]] = {}
+        known = [(n, t) for n, t in named.items() if t is not None]
+        for name, t in known + list(rec._scratch_tensors.items()):
+            by_id[id(t)] = name if by_id.get(id(t), name) == name else None
+            on_storage.setdefault(t.untyped_storage().data_ptr(), []).append((name, t))
         self.scratch = rec.scratch
         self.steps = rec.steps
         for step in self.steps:
@@ -346,19 +342,9 @@ class Plan:
             for i, a in enumerate(step.args):
                 recipe = _Recipe.of(a)
                 t = a.base if recipe is not None else a
-                if not isinstance(t, torch.Tensor):
-                    continue
-                name, view = by_ptr.get(id(t)), None
-                if name is None:
-                    owner = by_storage.get(t.untyped_storage().data_ptr())
-                    if owner is None:
-                        raise RuntimeError("a recorded launch took a tensor the plan cannot "
-                                           "rebind")
-                    name, base = owner
-                    view = (tuple(t.shape), t.stride(),
-                            t.storage_offset() - base.storage_offset())
-                step.slots.append((i, name, view, recipe))
-                step.args[i] = None  # hold no reference to the first call's tensors
+                if isinstance(t, torch.Tensor):
+                    step.slots.append((i, *_owner(t, by_id, on_storage), recipe))
+                    step.args[i] = None  # hold no reference to the first call's tensors
         rec._scratch_tensors.clear()
 
     def run(self, tensors: dict[str, torch.Tensor | None], device) -> bool:
@@ -412,3 +398,33 @@ class Plan:
     def _replay(step: Step, args: list) -> None:
         if step.fast is None or not FAST_REPLAY or not step.fast.launch(step.grid, args):
             _launch(step.kernel, step.grid, args, step.kwargs)
+
+
+def _owner(t: torch.Tensor, by_id: dict, on_storage: dict) -> tuple[str, tuple | None]:
+    """(name, view) of a launch argument: the named or scratch tensor it is, or the one
+    whose memory holds it and the view that makes it (sizes, strides, storage offset from
+    that tensor's). Raises where no single tensor does (two names on one object, or on
+    memory both reach), as then a replay could read or write the wrong one."""
+    if id(t) in by_id:
+        name = by_id[id(t)]
+        if name is None:
+            raise RuntimeError("a recorded launch took a tensor that two names share")
+        return name, None
+    lo, end = _reach(t)
+    holders = {name for name, base in on_storage.get(t.untyped_storage().data_ptr(), ())
+               if base.element_size() == t.element_size()
+               and _reach(base)[0] <= lo and end <= _reach(base)[1]}
+    if len(holders) != 1:
+        raise RuntimeError("a recorded launch took a tensor the plan cannot rebind")
+    (name,) = holders
+    base = next(b for n, b in on_storage[t.untyped_storage().data_ptr()] if n == name)
+    return name, (tuple(t.shape), t.stride(), t.storage_offset() - base.storage_offset())
+
+
+def _reach(t: torch.Tensor) -> tuple[int, int]:
+    """The bytes [first, end) of its storage that ``t`` addresses."""
+    item = t.element_size()
+    first = t.storage_offset() * item
+    if t.numel() == 0:
+        return first, first
+    return first, first + (1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride()))) * item

@@ -134,7 +134,7 @@ def test_stride_phases_on_side_streams(family):
     plan = launch_grad(cand, g, dy, x=x, w=w, out=eager, record=True)
     assert plan is not None and {s.branch for s in plan.steps} == {0, 1, 2, 3}
     replayed = torch.full_like(x, float("nan"))
-    plan.run({"dy": dy, "x": x, "w": w, "out": replayed}, dy.device)
+    assert plan.run({"dy": dy, "x": x, "w": w, "out": replayed}, dy.device)
     captured = torch.full_like(x, float("nan"))
     graph = torch.cuda.CUDAGraph()
     side = torch.cuda.Stream()

@@ -56,7 +56,9 @@ def measure(name: str, spec: dict) -> tuple[float, float]:
 
         def direct():
             out = torch.empty(shape, dtype=x.dtype, memory_format=fmt)
-            plan.run({"x": x, "w": w, "out": out, "bias": b, "residual": res}, x.device)
+            if not plan.run({"x": x, "w": w, "out": out, "bias": b, "residual": res},
+                            x.device):
+                raise RuntimeError("the recorded plan did not take these tensors")
 
         bare = _per_call_us(direct)
     finally:
