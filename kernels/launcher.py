@@ -57,6 +57,14 @@ class Scratch:
 DESCRIPTOR_PLANS = True
 
 
+def _held(arg) -> torch.Tensor | None:
+    """The tensor a launch argument is or holds (a TMA descriptor's ``base``), else None."""
+    if isinstance(arg, torch.Tensor):
+        return arg
+    base = getattr(arg, "base", None)
+    return base if isinstance(base, torch.Tensor) else None
+
+
 class _Recipe:
     """How a recorded launch's TMA tensor descriptor was made, less its tensor: a
     descriptor holds its tensor's address, so a replay makes a new one over its own."""
@@ -66,9 +74,9 @@ class _Recipe:
 
     @classmethod
     def of(cls, arg) -> _Recipe | None:
-        """The recipe of a Triton host tensor descriptor, None for an argument holding no
-        tensor; raises for another object holding one (a plan cannot remake it)."""
-        if not isinstance(getattr(arg, "base", None), torch.Tensor):
+        """The recipe of a Triton host tensor descriptor, None for a tensor or an argument
+        holding none; raises for another object holding one (a plan cannot remake it)."""
+        if isinstance(arg, torch.Tensor) or _held(arg) is None:
             return None
         if not DESCRIPTOR_PLANS or not hasattr(arg, "block_shape") or not hasattr(
                 arg, "__dict__"):
@@ -175,8 +183,7 @@ class _FastLaunch:
                 return None
         if len(recorded) > len(params):
             return None
-        pos = [i for i, a in enumerate(full)
-               if isinstance(a, torch.Tensor) or _Recipe.of(a) is not None]
+        pos = [i for i, a in enumerate(full) if _held(a) is not None]
         if any(i >= len(recorded) for i in pos):
             return None  # a tensor passed by keyword: the plan rebinds positions only
         # A descriptor's base was checked aligned when the replay made it (None: no check).
@@ -340,10 +347,9 @@ class Plan:
             step.fast = _FastLaunch.of(step, step.args)  # None under the interpreter
             step.compiled = None
             for i, a in enumerate(step.args):
-                recipe = _Recipe.of(a)
-                t = a.base if recipe is not None else a
-                if isinstance(t, torch.Tensor):
-                    step.slots.append((i, *_owner(t, by_id, on_storage), recipe))
+                t = _held(a)
+                if t is not None:
+                    step.slots.append((i, *_owner(t, by_id, on_storage), _Recipe.of(a)))
                     step.args[i] = None  # hold no reference to the first call's tensors
         rec._scratch_tensors.clear()
 
@@ -411,13 +417,14 @@ def _owner(t: torch.Tensor, by_id: dict, on_storage: dict) -> tuple[str, tuple |
             raise RuntimeError("a recorded launch took a tensor that two names share")
         return name, None
     lo, end = _reach(t)
-    holders = {name for name, base in on_storage.get(t.untyped_storage().data_ptr(), ())
-               if base.element_size() == t.element_size()
-               and _reach(base)[0] <= lo and end <= _reach(base)[1]}
+    holders = {}
+    for name, base in on_storage.get(t.untyped_storage().data_ptr(), ()):
+        first, last = _reach(base)
+        if base.element_size() == t.element_size() and first <= lo and end <= last:
+            holders[name] = base
     if len(holders) != 1:
         raise RuntimeError("a recorded launch took a tensor the plan cannot rebind")
-    (name,) = holders
-    base = next(b for n, b in on_storage[t.untyped_storage().data_ptr()] if n == name)
+    ((name, base),) = holders.items()
     return name, (tuple(t.shape), t.stride(), t.storage_offset() - base.storage_offset())
 
 

@@ -187,7 +187,7 @@ class PickFamily:
     """A chooser that picks one family's first candidate: decisions that record plans,
     unlike ``force``."""
 
-    name = identity = "pick-family"
+    name = "pick-family"
 
     def __init__(self, family: str) -> None:
         self.family = family

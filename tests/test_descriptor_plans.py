@@ -10,7 +10,7 @@ import functools
 import pytest
 import torch
 from convdispatch import conv2d
-from convdispatch.dispatcher import api, clear_cache, registry, set_chooser
+from convdispatch.dispatcher import api, registry, set_chooser
 from convdispatch.dispatcher import autograd as A
 from convdispatch.kernels.device import INTERPRETER
 from convdispatch.kernels.geometry import ConvGeometry
@@ -61,42 +61,37 @@ def _run(direction: str, geom: ConvGeometry, x, w, dy):
 
 
 @pytest.mark.parametrize("family,geom", CASES, ids=[f for f, _ in CASES])
-def test_descriptor_launches_replay_with_new_tensors(family, geom, monkeypatch):
+def test_descriptor_launches_replay_with_new_tensors(family, geom, monkeypatch,
+                                                     clean_dispatcher):
     direction = registry.family(family).direction
     assert any(c.family == family for c in registry.candidates(geom, INTERPRETER, direction))
     plans = api.PLANS if direction == "forward" else api.GRAD_PLANS
-    clear_cache()
     set_chooser(PickFamily(family))
-    try:
-        ours, ref = _run(direction, geom, *_inputs(geom, 1))
-        assert rel_err(ours, ref) < TOL[geom.dtype]
-        (plan,) = plans.values()
-        plan = plan[0] if direction == "forward" else plan
-        recipes = [r for step in plan.steps for *_, r in step.slots if r is not None]
-        assert recipes, "the launch took descriptors and the plan keeps their recipes"
+    ours, ref = _run(direction, geom, *_inputs(geom, 1))
+    assert rel_err(ours, ref) < TOL[geom.dtype]
+    (plan,) = plans.values()
+    plan = plan[0] if direction == "forward" else plan
+    recipes = [r for step in plan.steps for *_, r in step.slots if r is not None]
+    assert recipes, "the launch took descriptors and the plan keeps their recipes"
 
-        def no_decision(*args, **kwargs):
-            raise AssertionError("a replayed call makes no decision")
+    def no_decision(*args, **kwargs):
+        raise AssertionError("a replayed call makes no decision")
 
-        monkeypatch.setattr(api, "decide", no_decision)
-        ours, ref = _run(direction, geom, *_inputs(geom, 2))
-        assert rel_err(ours, ref) < TOL[geom.dtype]
-        monkeypatch.undo()
+    real = api.decide
+    monkeypatch.setattr(api, "decide", no_decision)
+    ours, ref = _run(direction, geom, *_inputs(geom, 2))
+    assert rel_err(ours, ref) < TOL[geom.dtype]
 
-        decided = []
-        real = api.decide
-        monkeypatch.setattr(api, "decide", lambda *a, **k: decided.append(1) or real(*a, **k))
-        x, w, dy = _inputs(geom, 3)
-        ours, ref = _run(direction, geom, unaligned(x), w, unaligned(dy))
-        assert rel_err(ours, ref) < TOL[geom.dtype]
-        if family != "wgrad_staged_tma":  # its descriptors are over its own staging copies
-            assert decided, "an unaligned tensor goes the checked path"
-        assert len(plans) == 1 and [plan] == [
-            p[0] if direction == "forward" else p for p in plans.values()], \
-            "the plan stays for the calls it fits"
-    finally:
-        set_chooser(None)
-        clear_cache()
+    decided = []
+    monkeypatch.setattr(api, "decide", lambda *a, **k: decided.append(1) or real(*a, **k))
+    x, w, dy = _inputs(geom, 3)
+    ours, ref = _run(direction, geom, unaligned(x), w, unaligned(dy))
+    assert rel_err(ours, ref) < TOL[geom.dtype]
+    if family != "wgrad_staged_tma":  # its descriptors are over its own staging copies
+        assert decided, "an unaligned tensor goes the checked path"
+    assert len(plans) == 1 and [plan] == [
+        p[0] if direction == "forward" else p for p in plans.values()], \
+        "the plan stays for the calls it fits"
 
 
 def test_plan_run_launches_nothing_when_a_descriptor_cannot_be_made():

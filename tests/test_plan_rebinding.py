@@ -8,19 +8,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 from convdispatch import conv2d, conv3d
-from convdispatch.dispatcher import api, clear_cache, set_chooser
+from convdispatch.dispatcher import api, set_chooser
 from helpers import PickFamily, rel_err
 
 
-@pytest.fixture
-def fresh():
-    clear_cache()
-    yield
-    set_chooser(None)
-    clear_cache()
-
-
-def test_one_object_under_two_names_is_not_recorded(fresh):
+def test_one_object_under_two_names_is_not_recorded(clean_dispatcher):
     """conv3d passes its tensors as they are, so ``residual=x`` names one object twice."""
     gen = torch.Generator().manual_seed(0)
     w = torch.randn(8, 8, 3, 3, 3, generator=gen) / 8
@@ -33,7 +25,7 @@ def test_one_object_under_two_names_is_not_recorded(fresh):
     assert rel_err(out, F.conv3d(x2.double(), w.double(), padding=1) + r2.double()) < 1e-5
 
 
-def test_a_view_two_names_reach_is_not_recorded(fresh):
+def test_a_view_two_names_reach_is_not_recorded(clean_dispatcher):
     """pointwise_tma reads x and the residual through matrix views; with the residual the
     input itself both views lie in memory both names reach."""
     set_chooser(PickFamily("pointwise_tma"))
@@ -50,7 +42,7 @@ def test_a_view_two_names_reach_is_not_recorded(fresh):
     assert len(api.PLANS) == 1, "a call with two tensors records its plan"
 
 
-def test_views_of_a_filter_sharing_its_buffer_with_the_bias(fresh, monkeypatch):
+def test_views_of_a_filter_sharing_its_buffer_with_the_bias(clean_dispatcher, monkeypatch):
     """A filter and bias cut from one flat buffer: the filter's matrix view lies in the
     filter's memory alone, so the plan is recorded and replays with new tensors."""
     set_chooser(PickFamily("pointwise_tma"))

@@ -18,6 +18,7 @@ from helpers import (
     check_candidates_on_gpu,
     compile_for_sm90,
     tensors_for,
+    unaligned,
 )
 
 G = functools.partial(ConvGeometry, r=1, s=1)
@@ -120,8 +121,7 @@ def test_misaligned_input_runs_through_the_pointer_kernel():
     loads, same result."""
     geom = G(n=1, c=32, k=32, h=4, w=4, dtype="float16")
     x, _, _ = tensors_for(geom)
-    buf = torch.empty(x.numel() + 1, dtype=x.dtype)
-    shifted = buf.as_strided(x.shape, x.stride(), storage_offset=1).copy_(x)
+    shifted = unaligned(x)
     assert rows_view(shifted[:, :, None], geom.c) is None
     check(geom, x=shifted)
 
