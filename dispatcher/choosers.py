@@ -37,6 +37,11 @@ ROW_BOX_MIN_W = 28
 # geomean; it loses at batch 1), and on 2 of the 20 outside (calls 57 and 59,
 # validation/results/depthwise_wgrad_rows_h100/calls_eval.md).
 GROUPED_TAPS_CHANNELS = (4, 8)
+# Channels a group up to which wgrad_grouped_halo (Gluon, GPUs only) goes first: its best
+# config beat the other families' on 25 of 32 swept grouped problems (1.15x geomean,
+# 1.73x on ResNeXt-50's 16-channel layer3.1) and lost on 3 of the 8 with 32 channels a
+# group (call 136, validation/results/grouped_halo_h100/).
+GROUPED_HALO_CHANNELS = 16
 
 
 def grad_families(geom: ConvGeometry, direction: str,
@@ -65,6 +70,11 @@ def grad_families(geom: ConvGeometry, direction: str,
         native, why = ([f"{direction}_stem", gemm, packed, direct],
                        f"{geom.c} input channels: {direction} over the flattened filter "
                        "columns")
+    elif (direction == "wgrad" and geom.g > 1 and max(geom.cg, geom.kg) <= GROUPED_HALO_CHANNELS
+          and registry.family("wgrad_grouped_halo").rejects(geom) is None):
+        native, why = (["wgrad_grouped_halo", "wgrad_grouped_taps", packed, gemm, direct],
+                       f"{geom.cg} channels a group: wgrad from input rows copied once into "
+                       "shared memory, groups packed in an MMA tile")
     elif (direction == "wgrad" and geom.g > 1
           and GROUPED_TAPS_CHANNELS[0] <= max(geom.cg, geom.kg) <= GROUPED_TAPS_CHANNELS[1]):
         native, why = (["wgrad_grouped_taps", packed, gemm, direct],

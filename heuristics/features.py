@@ -25,7 +25,7 @@ from ..kernels.wgrad_gemm import split_steps
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
                     "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
@@ -37,7 +37,8 @@ GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise"
                  "dgrad_grouped_packed", "dgrad_grouped_rows", "dgrad_depthwise_span",
                  "wgrad_pointwise_tma", "dgrad_implicit_gemm_tma", "wgrad_implicit_gemm_tma",
                  "wgrad_stem", "wgrad_depthwise_taps", "dgrad_stem",
-                 "wgrad_depthwise_rows", "wgrad_grouped_taps", "wgrad_staged_tma")
+                 "wgrad_depthwise_rows", "wgrad_grouped_taps", "wgrad_staged_tma",
+                 "wgrad_grouped_halo")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
 # Forward families whose pixel tiles are TMA boxes of one or more images.
 _BOX_FAMILIES = frozenset(f.name for f in FAMILIES if isinstance(f, ImplicitGemmTmaFamily))

@@ -157,6 +157,9 @@ class KernelFamily:
     # Offer the smallest runnable tile when pruning leaves nothing (False for families
     # that are an optimisation on top of another one, like split-K).
     always_offer: bool = True
+    # Whether the Triton interpreter runs the kernel (a Gluon kernel: no; the CPU tests
+    # then compile it for the GPU instead).
+    interpreted: bool = True
 
     @property
     def dgrad_configs(self) -> tuple[Config, ...]:
@@ -179,6 +182,8 @@ class KernelFamily:
 
     def hard_ok(self, geom: ConvGeometry, cfg: Config, device: DeviceSpec) -> str | None:
         """Limits a launch cannot break (shared memory); forced candidates need only these."""
+        if not self.interpreted and device.key == "interpreter":
+            return f"{self.name} is a Gluon kernel: the Triton interpreter cannot run it"
         return smem_check(self.smem_bytes(geom, cfg), device)
 
     def smem_bytes(self, geom: ConvGeometry, cfg: Config) -> int:

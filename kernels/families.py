@@ -25,6 +25,7 @@ from .stem import StemFamily
 from .wgrad_depthwise_rows import WgradDepthwiseRowsFamily
 from .wgrad_depthwise_taps import WgradDepthwiseTapsFamily
 from .wgrad_gemm import WgradGemmFamily
+from .wgrad_grouped_halo import WgradGroupedHaloFamily
 from .wgrad_grouped_taps import WgradGroupedTapsFamily
 from .wgrad_implicit_gemm_tma import WgradImplicitGemmTmaFamily
 from .wgrad_pointwise_tma import WgradPointwiseTmaFamily
@@ -62,5 +63,6 @@ FAMILIES: list[KernelFamily] = [
     WgradDepthwiseTapsFamily(),
     WgradDepthwiseRowsFamily(),
     WgradGroupedTapsFamily(),
+    WgradGroupedHaloFamily(),
     WgradStagedTmaFamily(),
 ]

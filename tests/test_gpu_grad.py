@@ -188,3 +188,39 @@ def test_gradients_overlap_on_side_streams(case):
         assert float((in_order[i].double().cpu() - ref).norm() / ref.norm()) < 1e-2
         for got in (eager, replayed, captured):
             assert torch.equal(got[i], in_order[i]), (direction, case)
+
+
+HALO_CASES = {
+    "cg16_14x14": ConvGeometry(n=8, c=256, k=256, g=16, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),
+    "cg4_56x56": ConvGeometry(n=2, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),
+    "cg8_s2_bf16": ConvGeometry(n=4, c=256, k=256, g=32, h=28, w=28, r=3, s=3,
+                                stride=(1, 2, 2), pad=(0, 1, 1), dtype="bfloat16"),
+    "cg32_7x7": ConvGeometry(n=8, c=256, k=256, g=8, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+    "cg16_dilated_odd": ConvGeometry(n=3, c=64, k=64, g=4, h=15, w=19, r=3, s=2,
+                                     pad=(0, 2, 1), dilation=(1, 2, 3)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HALO_CASES))
+def test_halo_wgrad_configs(case):
+    """wgrad_grouped_halo (Gluon; the interpreter cannot run it): every tile shape it
+    offers, unsplit and split, against torch in float64; with dY not channels_last too."""
+    geom = HALO_CASES[case]
+    fam = registry.family("wgrad_grouped_halo")
+    x, w, _ = make_inputs(geom, "cuda", 1)
+    dy = make_grad_output(geom, "cuda", 1)
+    ref = grad_reference(geom, "wgrad", dy, x, w)
+    seen = set()
+    for cand in fam.candidates(geom, spec_of("cuda")):
+        cfg = cand.config
+        shape = (cfg["BLOCK_M"], cfg["TILE_W"], cfg["BLOCK_N"], cfg["num_warps"],
+                 cfg["SPLIT_K"] > 1)
+        if shape in seen:
+            continue
+        seen.add(shape)
+        for dyv in (dy, dy.contiguous()) if len(seen) == 1 else (dy,):
+            out = torch.full_like(w, float("nan"))
+            run_grad_candidate(cand, "wgrad", dyv, x, w, geom, out=out)
+            err = float((out.double().cpu() - ref.double().cpu()).norm() / ref.double().norm())
+            assert err < (3e-2 if geom.dtype == "bfloat16" else 1e-2), (cfg, err)
+    assert len(seen) >= 4

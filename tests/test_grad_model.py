@@ -68,6 +68,7 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
         wgrad_depthwise_rows,
         wgrad_depthwise_taps,
         wgrad_gemm,
+        wgrad_grouped_halo,
         wgrad_grouped_taps,
         wgrad_implicit_gemm_tma,
         wgrad_staged_tma,
@@ -80,7 +81,8 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
     for mod in (depthwise, depthwise_span, dgrad_forward, dgrad_gemm, dgrad_stem, grad_direct,
                 grouped_packed, grouped_rows, implicit_gemm, implicit_gemm_tma, pointwise,
                 pointwise_tma, splitk, wgrad_depthwise_rows, wgrad_depthwise_taps, wgrad_gemm,
-                wgrad_grouped_taps, wgrad_implicit_gemm_tma, wgrad_staged_tma, wgrad_stem):
+                wgrad_grouped_halo, wgrad_grouped_taps, wgrad_implicit_gemm_tma, wgrad_staged_tma,
+                wgrad_stem):
         monkeypatch.setattr(mod, "launch_kernel", lambda k, grid, *a, **kw: (
             None if k in prepasses else grids.append(grid)))
     od, oh, ow = geom.out_spatial

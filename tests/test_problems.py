@@ -252,7 +252,10 @@ def test_load_problems_specs():
     assert [p.id for p in load_problems("train")] == [p.id for p in plan("train")]
     rnd = load_problems("random_holdout:1005:3", ["bfloat16"])
     assert rnd == random_problems(1005, 3, "bfloat16")
-    for bad, match in [("resnet5O", "unknown problem set"), ("random_train:1005:3", "reserved"),
+    one = load_set("vgg16", "bfloat16")[2]
+    assert load_problems(f"{one.id},vgg16") == [one] + load_set("vgg16")
+    for bad, match in [("resnet5O", "unknown problem set"),
+                       ("vgg16/nope/n1/float16", "no problem"), ("random_train:1005:3", "reserved"),
                        ("random_train:x:3", "bad random spec"), ("", "non-empty")]:
         with pytest.raises(ValueError, match=match):
             load_problems(bad)

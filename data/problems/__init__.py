@@ -12,8 +12,9 @@ from .random_gen import random_problems
 
 
 def load_problems(spec: str, dtypes: Sequence[str] | str | None = None) -> list[Problem]:
-    """Problems of a comma list of set names, plan names ('train', 'holdout', 'smoke')
-    and 'random_train:SEED:COUNT' / 'random_holdout:SEED:COUNT' items.
+    """Problems of a comma list of set names, plan names ('train', 'holdout', 'smoke'),
+    'random_train:SEED:COUNT' / 'random_holdout:SEED:COUNT' items and problem ids
+    ('SET/LAYER/nN/DTYPE', which keep their own dtype).
 
     ``dtypes`` (a sequence or a comma list) expands every problem per dtype; by
     default sets are float16 and plans keep their own dtypes. Each id appears once.
@@ -28,6 +29,8 @@ def load_problems(spec: str, dtypes: Sequence[str] | str | None = None) -> list[
     for part in spec_parts(spec):
         if part in PLANS:
             out.extend(plan(part, dtypes))
+        elif "/" in part:
+            out.append(problem_by_id(part))
         elif ":" not in part and part not in SET_NAMES:
             raise ValueError(f"unknown problem set or plan {part!r} in spec {spec!r}; sets: "
                              f"{list(SET_NAMES)}, plans: {plan_names()}, or "

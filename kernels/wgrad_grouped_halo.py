@@ -1,0 +1,389 @@
+"""Gradient of a few-channel grouped filter from input rows held in shared memory.
+
+Plain Triton cannot read one shared-memory tile at several offsets, so the other grouped
+wgrad families load the input once a filter tap (from L2: cp.async bypasses L1) and read
+it from L2 about nine times for a 3x3 filter. This kernel is written in Gluon
+(``triton.experimental.gluon``), which names shared memory. Per item (ROWS output rows x
+TILE_W output columns of one image) a program copies into shared memory, once
+(cp.async, double-buffered, two items an iteration so every offset is constant):
+- dY, [ROWS, TILE_W, channels];
+- the input rows the item's taps read, S times: copy s holds, for every output column,
+  the input column that filter column s reads (stride and dilation folded in).
+A filter tap (r, s) and output row p then read one [TILE_W, channels] row of copy s (halo
+row p * stride + r * dilation), and one mma a row adds dY^T x that row into the tap's
+[BLOCK, BLOCK] float32 accumulator: a pack of whole groups, block-diagonal. The input
+crosses L2 S times, not R * S times. Splits are added in a fixed order
+(``wgrad_gemm.reduce_splits``): no atomics.
+
+Gluon has no interpreter: this family runs on GPUs only. tests/test_halo_wgrad.py
+compiles it for sm_90 on the CPU; tests/test_gpu_grad.py runs it.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .base import Config, GradCall
+from .common import cdiv, strides5
+from .grad_common import GradFamily, GradGrid
+from .grad_packed import MAX_PACKED_CHANNELS
+from .launcher import launch_kernel
+from .wgrad_gemm import split_ok, split_slices
+
+try:  # Gluon is experimental; a Triton without it leaves the family unsupported.
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
+    from triton.experimental.gluon.language.nvidia.ampere import mma_v2
+    HAVE_GLUON = True
+except ImportError:  # pragma: no cover - depends on the Triton build
+    HAVE_GLUON = False
+
+MAX_HALO_TAPS = 9  # accumulators the kernel holds, one a filter tap
+
+
+if HAVE_GLUON:
+
+    @gluon.jit
+    def _tap(acc, x_smem, y_smem, T: gl.constexpr, BUF: gl.constexpr, S: gl.constexpr,
+             SP: gl.constexpr, XR: gl.constexpr, ROWS: gl.constexpr, STH: gl.constexpr,
+             DLH: gl.constexpr, A_L: gl.constexpr, B_L: gl.constexpr):
+        """acc + dY^T x the input of filter tap T (row T // S, column T % S), one output
+        row p at a time: halo row p * STH + (T // S) * DLH of halo copy T % S (the copy
+        that holds filter column T % S's input of every output column)."""
+        for p in gl.static_range(ROWS):
+            a = y_smem.index(BUF * ROWS + p).permute((1, 0)).load(A_L)
+            b = x_smem.index((BUF * SP + T % S) * XR + p * STH + (T // S) * DLH).load(B_L)
+            acc = mma_v2(a, b, acc)
+        return acc
+
+    @gluon.jit
+    def _step(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8, x_smem, y_smem,
+              BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr, SP: gl.constexpr,
+              XR: gl.constexpr, ROWS: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
+              A_L: gl.constexpr, B_L: gl.constexpr):
+        """Every tap's dot over the item in buffer BUF."""
+        acc0 = _tap(acc0, x_smem, y_smem, 0, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+        if R * S > 1:
+            acc1 = _tap(acc1, x_smem, y_smem, 1, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+        if R * S > 2:
+            acc2 = _tap(acc2, x_smem, y_smem, 2, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+        if R * S > 3:
+            acc3 = _tap(acc3, x_smem, y_smem, 3, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+        if R * S > 4:
+            acc4 = _tap(acc4, x_smem, y_smem, 4, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+        if R * S > 5:
+            acc5 = _tap(acc5, x_smem, y_smem, 5, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+        if R * S > 6:
+            acc6 = _tap(acc6, x_smem, y_smem, 6, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+        if R * S > 7:
+            acc7 = _tap(acc7, x_smem, y_smem, 7, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+        if R * S > 8:
+            acc8 = _tap(acc8, x_smem, y_smem, 8, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+        return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8
+
+    @gluon.jit
+    def _issue(item, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
+               H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn, syh,
+               syw, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr, SP: gl.constexpr,
+               ROWS: gl.constexpr, TILE_W: gl.constexpr, XR: gl.constexpr, STH: gl.constexpr,
+               DLH: gl.constexpr, LX: gl.constexpr):
+        """Start copying an item's input halo (S copies: copy s holds filter column s's
+        input of each output column) and dY block into a buffer (an item past the split's
+        end copies zeros)."""
+        band = item % TILES_H
+        rest = item // TILES_H
+        ow0 = (rest % TILES_W) * TILE_W
+        n = rest // TILES_W
+        oh0 = band * ROWS
+        live = item < end
+        L_ROW: gl.constexpr = gl.SliceLayout(1, gl.SliceLayout(2, LX))
+        L_COL: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, LX))
+        L_CH: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(1, LX))
+        ch3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(c_glob, L_CH), 0), 1)
+        cok3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(c_ok, L_CH), 0), 1)
+        kg3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(k_glob, L_CH), 0), 1)
+        kok3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(k_ok, L_CH), 0), 1)
+        i = gl.arange(0, XR, layout=L_ROW)
+        j = gl.arange(0, TILE_W, layout=L_COL)
+        ih = oh0 * STH - pdh + i
+        row_ok = live & (i < (ROWS - 1) * STH + (R - 1) * DLH + 1) & (ih >= 0) & (ih < H)
+        row3 = gl.expand_dims(gl.expand_dims(n * sxn + ih * sxh, 1), 2)
+        rok3 = gl.expand_dims(gl.expand_dims(row_ok, 1), 2)
+        for s in gl.static_range(S):
+            iw = (ow0 + j) * stw - pdw + s * dlw
+            col3 = gl.expand_dims(gl.expand_dims(iw * sxw, 0), 2)
+            cok = gl.expand_dims(gl.expand_dims((iw >= 0) & (iw < W), 0), 2)
+            cp.async_copy_global_to_shared(x_smem.slice((BUF * SP + s) * XR, XR),
+                                           x_ptr + (row3 + col3 + ch3),
+                                           mask=rok3 & cok & cok3)
+        p = gl.arange(0, ROWS, layout=L_ROW)
+        oh = oh0 + p
+        ow = ow0 + j
+        y_row = gl.expand_dims(gl.expand_dims(n * syn + oh * syh, 1), 2)
+        y_col = gl.expand_dims(gl.expand_dims(ow * syw, 0), 2)
+        y_rok = gl.expand_dims(gl.expand_dims(live & (oh < OH), 1), 2)
+        y_cok = gl.expand_dims(gl.expand_dims(ow < OW, 0), 2)
+        cp.async_copy_global_to_shared(y_smem.slice(BUF * ROWS, ROWS),
+                                       dy_ptr + (y_row + y_col + kg3),
+                                       mask=y_rok & y_cok & kok3)
+        cp.commit_group()
+
+    @gluon.jit
+    def _store_tap(acc, T: gl.constexpr, dw_ptr, ws_ptr, pid_s, k_glob, c_loc, mask, KTOT,
+                   WS_STRIDE, swk, swc, swr, sws, S: gl.constexpr, CG: gl.constexpr,
+                   SPLIT: gl.constexpr):
+        """Tap T's block-diagonal part of ``acc`` into dW or the split's slice."""
+        if not SPLIT:
+            off = (gl.expand_dims(k_glob * swk, 1) + gl.expand_dims(c_loc * swc, 0)
+                   + (T // S) * swr + (T % S) * sws)
+            gl.store(dw_ptr + off, acc.to(dw_ptr.dtype.element_ty), mask=mask)
+        else:
+            # Workspace [SPLIT_K slices, R*S, K, C/G] as in wgrad_gemm.
+            off = (gl.expand_dims(k_glob * CG, 1)
+                   + gl.expand_dims(T * (KTOT * CG) + c_loc, 0))
+            gl.store(ws_ptr + pid_s.to(gl.int64) * WS_STRIDE + off, acc, mask=mask)
+
+    @gluon.jit
+    def wgrad_grouped_halo_kernel(
+        dy_ptr, x_ptr, dw_ptr, ws_ptr,
+        CTOT, KTOT, H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, ITEMS,
+        ITEMS_PER_SPLIT,
+        WS_STRIDE,
+        syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws,
+        CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
+        S: gl.constexpr, ROWS: gl.constexpr, TILE_W: gl.constexpr, BLOCK: gl.constexpr,
+        XR: gl.constexpr, SP: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
+        SPLIT: gl.constexpr,
+    ):
+        NW: gl.constexpr = gl.num_warps()
+        # Copies: 16-byte runs of a pixel's channels, pixels across threads and warps.
+        TC: gl.constexpr = BLOCK // 8
+        LX: gl.constexpr = gl.BlockedLayout([1, 1, 8], [1, 32 // TC, TC], [NW, 1, 1], [2, 1, 0])
+        L_CH: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(1, LX))
+        MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
+                                                      warps_per_cta=[1, NW],
+                                                      instr_shape=[16, 8])
+        A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
+        B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
+        SH: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1,
+                                                   order=[2, 1, 0])
+        pack = gl.program_id(0)
+        pid_s = gl.program_id(1)
+        # Rows of [column, channel]: (buffer, halo copy, halo row) and (buffer, dY row).
+        x_shape: gl.constexpr = [2 * SP * XR, TILE_W, BLOCK]
+        y_shape: gl.constexpr = [2 * ROWS, TILE_W, BLOCK]
+        x_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, x_shape, SH)
+        y_smem = gl.allocate_shared_memory(dy_ptr.dtype.element_ty, y_shape, SH)
+        # The same bytes (unswizzled, row-major either way) as a stack of [column, channel]
+        # rows: copies fill several rows at once, dots read one.
+        SH2: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1,
+                                                    order=[1, 0])
+        x_rows = x_smem._reinterpret(x_ptr.dtype.element_ty, x_shape, SH2)
+        y_rows = y_smem._reinterpret(dy_ptr.dtype.element_ty, y_shape, SH2)
+        ch = gl.arange(0, BLOCK, layout=L_CH)
+        c_glob = pack * (GPT * CG) + ch
+        c_ok = (ch < GPT * CG) & (c_glob < CTOT)
+        k_glob = pack * (GPT * KG) + ch
+        k_ok = (ch < GPT * KG) & (k_glob < KTOT)
+        first = pid_s * ITEMS_PER_SPLIT
+        end = gl.minimum(first + ITEMS_PER_SPLIT, ITEMS)
+        acc0 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
+        acc1 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
+        acc2 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
+        acc3 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
+        acc4 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
+        acc5 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
+        acc6 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
+        acc7 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
+        acc8 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
+        # Two items an iteration, one a buffer, so every shared-memory offset is constant.
+        _issue(first, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok, H, W, OH,
+               OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn, syh, syw, 0, R, S, SP,
+               ROWS, TILE_W, XR, STH, DLH, LX)
+        for it in range(0, ITEMS_PER_SPLIT, 2):
+            _issue(first + it + 1, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob,
+                   k_ok, H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn,
+                   syh, syw, 1, R, S, SP, ROWS, TILE_W, XR, STH, DLH, LX)
+            cp.wait_group(1)
+            gl.thread_barrier()
+            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8 = _step(
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8, x_rows, y_rows, 0, R, S,
+                SP, XR, ROWS, STH, DLH, A_L, B_L)
+            # The next copies overwrite the buffer just read.
+            gl.thread_barrier()
+            _issue(first + it + 2, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob,
+                   k_ok, H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn,
+                   syh, syw, 0, R, S, SP, ROWS, TILE_W, XR, STH, DLH, LX)
+            cp.wait_group(1)
+            gl.thread_barrier()
+            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8 = _step(
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8, x_rows, y_rows, 1, R, S,
+                SP, XR, ROWS, STH, DLH, A_L, B_L)
+            gl.thread_barrier()
+        cp.wait_group(0)
+        offs_k = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, MMA))
+        offs_c = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
+        kg_ = pack * (GPT * KG) + offs_k
+        cg_ = pack * (GPT * CG) + offs_c
+        # Only the block-diagonal part: output channel k and input channel c of one group.
+        mask = (gl.expand_dims((offs_k < GPT * KG) & (kg_ < KTOT), 1)
+                & gl.expand_dims((offs_c < GPT * CG) & (cg_ < CTOT), 0)
+                & (gl.expand_dims(offs_k // KG, 1) == gl.expand_dims(offs_c // CG, 0)))
+        c_loc = offs_c % CG
+        _store_tap(acc0, 0, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE, swk,
+                   swc, swr, sws, S, CG, SPLIT)
+        if R * S > 1:
+            _store_tap(acc1, 1, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
+                       swk, swc, swr, sws, S, CG, SPLIT)
+        if R * S > 2:
+            _store_tap(acc2, 2, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
+                       swk, swc, swr, sws, S, CG, SPLIT)
+        if R * S > 3:
+            _store_tap(acc3, 3, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
+                       swk, swc, swr, sws, S, CG, SPLIT)
+        if R * S > 4:
+            _store_tap(acc4, 4, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
+                       swk, swc, swr, sws, S, CG, SPLIT)
+        if R * S > 5:
+            _store_tap(acc5, 5, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
+                       swk, swc, swr, sws, S, CG, SPLIT)
+        if R * S > 6:
+            _store_tap(acc6, 6, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
+                       swk, swc, swr, sws, S, CG, SPLIT)
+        if R * S > 7:
+            _store_tap(acc7, 7, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
+                       swk, swc, swr, sws, S, CG, SPLIT)
+        if R * S > 8:
+            _store_tap(acc8, 8, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
+                       swk, swc, swr, sws, S, CG, SPLIT)
+
+
+
+def halo_rows(geom, rows: int) -> int:
+    """Input rows an item of ``rows`` output rows reads."""
+    return (rows - 1) * geom.stride[1] + (geom.r - 1) * geom.dilation[1] + 1
+
+
+def halo_consts(geom, rows: int) -> dict:
+    """Gluon shapes must be powers of two: the halo's rows XR and its copies SP, padded."""
+    return dict(XR=1 << (halo_rows(geom, rows) - 1).bit_length(),
+                SP=1 << (geom.s - 1).bit_length())
+
+
+def _config(bn, rows, tw, warps, split) -> Config:
+    return Config(BLOCK_M=rows * tw, TILE_W=tw, BLOCK_N=bn, SPLIT_K=split, num_warps=warps,
+                  num_stages=2)
+
+
+# (BLOCK_N, num_warps): mma warps split the tile's columns in eights (device call 135:
+# one warp 1.22x slower than two on ResNeXt-50, validation/results/grouped_halo_h100/).
+HALO_TILES = ((16, 2), (32, 2), (32, 4))
+HALO_ROWS = (2, 4, 8)
+HALO_WIDTHS = (16, 32)  # TILE_W: one row is one dot's reduction (>= 16)
+HALO_SPLITS = (1, 4, 8, 16, 32, 64)
+
+
+class WgradGroupedHaloFamily(GradFamily):
+    name = "wgrad_grouped_halo"
+    summary = ("gradient of a few-channel grouped filter (Gluon): dY and the input rows an "
+               "item's taps read copied once into shared memory, one mma a tap and output "
+               "row, fixed-order split")
+    direction = "wgrad"
+    dtypes = ("float16", "bfloat16")
+    interpreted = False
+    configs = tuple(_config(bn, rows, tw, wp, sk) for sk in HALO_SPLITS
+                    for bn, wp in HALO_TILES for rows in HALO_ROWS for tw in HALO_WIDTHS)
+
+    def supports(self, geom) -> str | None:
+        if not HAVE_GLUON:
+            return "this Triton has no Gluon (triton.experimental.gluon)"
+        if geom.g == 1 or geom.cg == 1 and geom.kg == 1:
+            return "grouped filters of several channels a group only"
+        if max(geom.cg, geom.kg) > MAX_PACKED_CHANNELS:
+            return (f"{geom.cg} in / {geom.kg} out channels a group: more than "
+                    f"{MAX_PACKED_CHANNELS}, a group fills a tile by itself")
+        if geom.dims != 2:
+            return "2D convolutions only"
+        if geom.r * geom.s > MAX_HALO_TAPS:
+            return f"{geom.r}x{geom.s} filter: more than the {MAX_HALO_TAPS} taps it holds"
+        if geom.layout != "channels_last":
+            return "cp.async copies 16-byte runs of channels: channels_last only"
+        if geom.c % 8 or geom.k % 8:
+            return f"{geom.c} in / {geom.k} out channels: 16-byte copies need multiples of 8"
+        if max(geom.n * geom.c * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
+            return "tensors of 2**31 elements or more: its offsets are 32-bit"
+        return None
+
+    @staticmethod
+    def gpt(geom, cfg: Config) -> int:
+        """Whole groups a BLOCK_N x BLOCK_N tile packs."""
+        return max(1, min(cfg["BLOCK_N"] // max(geom.kg, geom.cg), geom.g))
+
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        """Packs of GPT groups, each reducing every tap over items of output rows."""
+        tw, bn = cfg["TILE_W"], cfg["BLOCK_N"]
+        rows = cfg["BLOCK_M"] // tw
+        gpt = self.gpt(geom, cfg)
+        _, oh, ow = geom.out_spatial
+        taps = geom.r * geom.s
+        return GradGrid(m=gpt * geom.kg, n=gpt * geom.cg * taps, red=geom.gemm_m, block_m=bn,
+                        block_n=bn * taps, tiles_m=1, tiles_n=1, mult=cdiv(geom.g, gpt),
+                        k_steps=geom.n * cdiv(oh, rows) * cdiv(ow, tw), k_block=rows * tw)
+
+    def smem_bytes(self, geom, cfg: Config) -> int:
+        rows, tw, bn = cfg["BLOCK_M"] // cfg["TILE_W"], cfg["TILE_W"], cfg["BLOCK_N"]
+        c = halo_consts(geom, rows)
+        return 2 * (c["SP"] * c["XR"] + rows) * tw * bn * geom.elem_bytes
+
+    def hard_ok(self, geom, cfg, device) -> str | None:
+        if device.key != "interpreter" and device.capability < (8, 0):
+            return "needs mma.sync and cp.async (compute capability 8.0 or newer)"
+        if cfg["BLOCK_N"] < max(geom.cg, geom.kg):
+            return (f"BLOCK_N={cfg['BLOCK_N']} splits a group of {geom.cg} in / {geom.kg} "
+                    "out channels")
+        gpt = self.gpt(geom, cfg)
+        if gpt * geom.cg % 8 or gpt * geom.kg % 8:
+            return (f"packs of {gpt} groups of {geom.cg} in / {geom.kg} out channels do not "
+                    "start on 16 bytes")
+        if cfg["num_warps"] > cfg["BLOCK_N"] // 8:
+            return f"num_warps={cfg['num_warps']} exceeds BLOCK_N={cfg['BLOCK_N']} / 8"
+        return super().hard_ok(geom, cfg, device)
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        _, oh, ow = geom.out_spatial
+        tw, bn = cfg["TILE_W"], cfg["BLOCK_N"]
+        if bn > 16 and max(geom.cg, geom.kg) <= 16:
+            return f"BLOCK_N={bn}: groups of {max(geom.cg, geom.kg)} fit the 16-wide tile"
+        if tw > 16 and tw >= 2 * ow:
+            return f"TILE_W={tw} is twice the {ow} output columns"
+        if cfg["BLOCK_M"] // tw > max(2, 2 * oh):
+            return f"{cfg['BLOCK_M'] // tw} rows exceed twice the {oh} output rows"
+        return (split_ok(geom, cfg, device, self.grid(geom, cfg))
+                or self.hard_ok(geom, cfg, device))
+
+    def launch(self, call: GradCall, cfg: Config) -> None:
+        g = call.geom
+        tw, bn, split = cfg["TILE_W"], cfg["BLOCK_N"], cfg["SPLIT_K"]
+        rows = cfg["BLOCK_M"] // tw
+        tiles = self.grid(g, cfg)
+        _, oh, ow = g.out_spatial
+        _, sth, stw = g.stride
+        _, dlh, dlw = g.dilation
+        # The copies read a pixel's channels as 16-byte runs (a view that breaks that is
+        # copied first).
+        dy, x = (t if t.stride(1) == 1 else t.contiguous(memory_format=torch.channels_last_3d)
+                 for t in (call.dy, call.x))
+        syn, _, _, syh, syw = strides5(dy)
+        sxn, _, _, sxh, sxw = strides5(x)
+        swk, swc, _, swr, sws = strides5(call.out)
+        with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
+            launch_kernel(
+                wgrad_grouped_halo_kernel, (tiles.mult, slices),
+                dy, x, call.out, ws,
+                g.c, g.k, g.h, g.w, oh, ow, g.pad[1], g.pad[2], stw, dlw, cdiv(oh, rows),
+                cdiv(ow, tw), tiles.k_steps, per_split, g.k * g.cg * g.r * g.s,
+                syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws,
+                CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), R=g.r, S=g.s, ROWS=rows, TILE_W=tw,
+                BLOCK=bn, **halo_consts(g, rows), STH=sth, DLH=dlh, SPLIT=split > 1,
+                num_warps=cfg["num_warps"])

@@ -1,0 +1,127 @@
+"""wgrad_grouped_halo (a Gluon kernel) on the CPU: the interpreter cannot run Gluon, so
+these tests compile the kernel for sm_90 (Triton's own ptxas, no GPU needed) and check its
+rules; tests/test_gpu_grad.py runs it against torch on the GPU."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from convdispatch.dispatcher import registry
+from convdispatch.kernels.base import Candidate, Config
+from convdispatch.kernels.device import INTERPRETER, KNOWN
+from convdispatch.kernels.geometry import ConvGeometry
+from convdispatch.kernels.wgrad_grouped_halo import (
+    HAVE_GLUON,
+    WgradGroupedHaloFamily,
+    halo_consts,
+)
+
+pytestmark = pytest.mark.skipif(not HAVE_GLUON, reason="this Triton has no Gluon")
+
+FAM = WgradGroupedHaloFamily()
+H100 = KNOWN["h100"]
+
+
+def G(**kw) -> ConvGeometry:
+    kw.setdefault("dtype", "float16")
+    kw.setdefault("layout", "channels_last")
+    return ConvGeometry(**kw)
+
+
+def compile_sm90(geom: ConvGeometry, cfg: Config) -> str:
+    """The kernel's PTX for ``cfg`` on ``geom`` (16-byte aligned pointers and strides, as
+    Triton specialises them at a real launch)."""
+    import triton
+    from convdispatch.kernels.wgrad_grouped_halo import wgrad_grouped_halo_kernel as k
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    rows = cfg["BLOCK_M"] // cfg["TILE_W"]
+    el = {"float16": "*fp16", "bfloat16": "*bf16"}[geom.dtype]
+    cons = dict(CG=geom.cg, KG=geom.kg, GPT=FAM.gpt(geom, cfg), R=geom.r, S=geom.s,
+                ROWS=rows, TILE_W=cfg["TILE_W"], BLOCK=cfg["BLOCK_N"],
+                **halo_consts(geom, rows), STH=geom.stride[1], DLH=geom.dilation[1],
+                SPLIT=cfg["SPLIT_K"] > 1)
+    sig = {n: (el if i < 3 else "*fp32") if i < 4 else "i32" for i, n in enumerate(k.arg_names)}
+    sig.update(dict.fromkeys(cons, "constexpr"))
+    aligned = [i for i, n in enumerate(k.arg_names) if n.endswith("_ptr") or n in (
+        "syn", "syh", "syw", "sxn", "sxh", "sxw", "swk", "CTOT", "KTOT", "WS_STRIDE")]
+    src = GluonASTSource(k, sig, constexprs={(k.arg_names.index(c),): v for c, v in cons.items()},
+                         attrs={(i,): [["tt.divisibility", 16]] for i in aligned})
+    out = triton.compile(src, target=GPUTarget("cuda", 90, 32),
+                         options={"num_warps": cfg["num_warps"]})
+    assert out.metadata.shared <= H100.smem_bytes
+    assert out.metadata.shared >= FAM.smem_bytes(geom, cfg)
+    return out.asm["ptx"]
+
+
+@pytest.mark.parametrize("geom,cfg", [
+    # 16-channel groups, split; 4-channel groups four a tile; 32-channel groups, 4 warps
+    (G(n=2, c=64, k=64, g=4, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=128, TILE_W=16, BLOCK_N=16, SPLIT_K=8, num_warps=2, num_stages=2)),
+    (G(n=2, c=64, k=64, g=16, h=28, w=28, r=3, s=3, pad=(0, 1, 1), dtype="bfloat16"),
+     Config(BLOCK_M=64, TILE_W=32, BLOCK_N=16, SPLIT_K=1, num_warps=2, num_stages=2)),
+    (G(n=2, c=128, k=128, g=4, h=14, w=14, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+     Config(BLOCK_M=64, TILE_W=16, BLOCK_N=32, SPLIT_K=4, num_warps=4, num_stages=2)),
+], ids=["cg16-split", "cg4-bf16", "cg32-s2-4warps"])
+def test_kernel_compiles_for_sm90(geom, cfg):
+    """Every tap row is one mma.sync pair from ldmatrix operands; every copy a 16-byte
+    cp.async (a 2-byte one does not compile: the channels must stay contiguous)."""
+    assert FAM.runnable(geom, cfg, H100) is None
+    ptx = compile_sm90(geom, cfg)
+    rows = cfg["BLOCK_M"] // cfg["TILE_W"]
+    # two items an iteration, each: rows x taps dots, a warp's share of one an m16n8k16
+    # per 16 rows, 8 columns and 16 pixels (a row of TILE_W pixels)
+    bn = cfg["BLOCK_N"]
+    per_dot = (bn // 16) * (bn // 8 // cfg["num_warps"]) * (cfg["TILE_W"] // 16)
+    assert 2 * rows * geom.r * geom.s * per_dot == len(
+        re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
+    assert "ldmatrix" in ptx
+    sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
+    assert sizes == {"0x10"}, sizes
+
+
+def test_the_only_family_the_interpreter_cannot_run():
+    """A new Gluon family needs tests like these: the interpreter-run suites skip it."""
+    assert [f.name for f in registry.families(None) if not f.interpreted] == [FAM.name]
+
+
+def test_never_offered_to_the_interpreter():
+    geom = G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
+    assert FAM.candidates(geom, H100)
+    assert FAM.candidates(geom, INTERPRETER) == []
+    assert "interpreter" in FAM.hard_ok(geom, FAM.configs[0], INTERPRETER)
+    cands = registry.candidates(geom, INTERPRETER, "wgrad")
+    assert cands and "wgrad_grouped_halo" not in {c.family for c in cands}
+
+
+@pytest.mark.parametrize("geom,why", [
+    (G(n=1, c=32, k=32, h=8, w=8, r=3, s=3), "grouped filters"),
+    (G(n=1, c=256, k=256, g=4, h=8, w=8, r=3, s=3), "more than"),
+    (G(n=1, c=32, k=32, g=2, d=4, h=8, w=8, t=3, r=3, s=3, dims=3), "2D"),
+    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=5, s=5), "taps"),
+    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, layout="contiguous"), "channels_last"),
+    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, dtype="float32"), "float32"),
+])
+def test_rules(geom, why):
+    assert why in FAM.rejects(geom)
+
+
+def test_configs_fit_and_split_rules():
+    """Each offered config fits the H100's shared memory, packs whole groups and keeps
+    the mma warps within the tile's column eighths; a group wider than 16 takes the
+    32-wide tile only."""
+    geom = G(n=32, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1))
+    cands = FAM.candidates(geom, H100)
+    assert cands and all(c.config["BLOCK_N"] == 32 for c in cands)
+    small = G(n=32, c=512, k=512, g=32, h=14, w=14, r=3, s=3, pad=(0, 1, 1))
+    for c in FAM.candidates(small, H100):
+        assert c.config["BLOCK_N"] == 16 and c.config["num_warps"] <= 2
+        assert FAM.smem_bytes(small, c.config) <= H100.smem_bytes
+        steps = FAM.grid(small, c.config).k_steps
+        assert steps >= 4 * c.config["SPLIT_K"] or c.config["SPLIT_K"] == 1
+    big = Config(BLOCK_M=256, TILE_W=32, BLOCK_N=32, SPLIT_K=1, num_warps=4, num_stages=2)
+    assert "shared memory" in FAM.hard_ok(small, big, H100)
+    forced = Candidate("wgrad_grouped_halo", FAM.configs[0])
+    assert registry.family(forced.family) is not None
