@@ -83,31 +83,32 @@ if HAVE_GLUON:
         return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8
 
     @gluon.jit
-    def _issue(item, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
-               H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn, syh,
-               syw, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr, SP: gl.constexpr,
-               ROWS: gl.constexpr, TILE_W: gl.constexpr, XR: gl.constexpr, STH: gl.constexpr,
-               DLH: gl.constexpr, LX: gl.constexpr):
-        """Start copying an item's input halo (S copies: copy s holds filter column s's
-        input of each output column) and dY block into a buffer (an item past the split's
-        end copies zeros)."""
+    def item_origin(item, TILES_H, TILES_W, ROWS: gl.constexpr, TILE_W: gl.constexpr):
+        """Image, first output row and first output column of an item (bands fastest)."""
         band = item % TILES_H
         rest = item // TILES_H
-        ow0 = (rest % TILES_W) * TILE_W
-        n = rest // TILES_W
-        oh0 = band * ROWS
-        live = item < end
+        return rest // TILES_W, band * ROWS, (rest % TILES_W) * TILE_W
+
+    @gluon.jit
+    def copy_halo(item, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw, dlw, TILES_H,
+                  TILES_W, sxn, sxh, sxw, BUF: gl.constexpr, R: gl.constexpr,
+                  S: gl.constexpr, SP: gl.constexpr, ROWS: gl.constexpr,
+                  TILE_W: gl.constexpr, XR: gl.constexpr, STH: gl.constexpr,
+                  DLH: gl.constexpr, LX: gl.constexpr):
+        """Start copying the input rows an item's taps read into buffer BUF: S copies, copy
+        s holding filter column s's input of each output column (zeros past the input's
+        edges, and for an item past ``end``)."""
+        n, oh0, ow0 = item_origin(item, TILES_H, TILES_W, ROWS, TILE_W)
         L_ROW: gl.constexpr = gl.SliceLayout(1, gl.SliceLayout(2, LX))
         L_COL: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, LX))
         L_CH: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(1, LX))
         ch3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(c_glob, L_CH), 0), 1)
         cok3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(c_ok, L_CH), 0), 1)
-        kg3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(k_glob, L_CH), 0), 1)
-        kok3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(k_ok, L_CH), 0), 1)
         i = gl.arange(0, XR, layout=L_ROW)
         j = gl.arange(0, TILE_W, layout=L_COL)
         ih = oh0 * STH - pdh + i
-        row_ok = live & (i < (ROWS - 1) * STH + (R - 1) * DLH + 1) & (ih >= 0) & (ih < H)
+        row_ok = ((item < end) & (i < (ROWS - 1) * STH + (R - 1) * DLH + 1) & (ih >= 0)
+                  & (ih < H))
         row3 = gl.expand_dims(gl.expand_dims(n * sxn + ih * sxh, 1), 2)
         rok3 = gl.expand_dims(gl.expand_dims(row_ok, 1), 2)
         for s in gl.static_range(S):
@@ -117,12 +118,28 @@ if HAVE_GLUON:
             cp.async_copy_global_to_shared(x_smem.slice((BUF * SP + s) * XR, XR),
                                            x_ptr + (row3 + col3 + ch3),
                                            mask=rok3 & cok & cok3)
-        p = gl.arange(0, ROWS, layout=L_ROW)
-        oh = oh0 + p
-        ow = ow0 + j
+
+    @gluon.jit
+    def _issue(item, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
+               H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn, syh,
+               syw, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr, SP: gl.constexpr,
+               ROWS: gl.constexpr, TILE_W: gl.constexpr, XR: gl.constexpr, STH: gl.constexpr,
+               DLH: gl.constexpr, LX: gl.constexpr):
+        """Start copying an item's input rows (``copy_halo``) and dY block into buffer
+        BUF, as one cp.async group."""
+        copy_halo(item, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw, dlw, TILES_H,
+                  TILES_W, sxn, sxh, sxw, BUF, R, S, SP, ROWS, TILE_W, XR, STH, DLH, LX)
+        n, oh0, ow0 = item_origin(item, TILES_H, TILES_W, ROWS, TILE_W)
+        L_ROW: gl.constexpr = gl.SliceLayout(1, gl.SliceLayout(2, LX))
+        L_COL: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, LX))
+        L_CH: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(1, LX))
+        kg3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(k_glob, L_CH), 0), 1)
+        kok3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(k_ok, L_CH), 0), 1)
+        oh = oh0 + gl.arange(0, ROWS, layout=L_ROW)
+        ow = ow0 + gl.arange(0, TILE_W, layout=L_COL)
         y_row = gl.expand_dims(gl.expand_dims(n * syn + oh * syh, 1), 2)
         y_col = gl.expand_dims(gl.expand_dims(ow * syw, 0), 2)
-        y_rok = gl.expand_dims(gl.expand_dims(live & (oh < OH), 1), 2)
+        y_rok = gl.expand_dims(gl.expand_dims((item < end) & (oh < OH), 1), 2)
         y_cok = gl.expand_dims(gl.expand_dims(ow < OW, 0), 2)
         cp.async_copy_global_to_shared(y_smem.slice(BUF * ROWS, ROWS),
                                        dy_ptr + (y_row + y_col + kg3),
