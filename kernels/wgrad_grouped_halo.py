@@ -46,40 +46,40 @@ if HAVE_GLUON:
 
     @gluon.jit
     def _tap(acc, x_smem, y_smem, T: gl.constexpr, BUF: gl.constexpr, S: gl.constexpr,
-             SP: gl.constexpr, XR: gl.constexpr, ROWS: gl.constexpr, STH: gl.constexpr,
+             HR: gl.constexpr, ROWS: gl.constexpr, STH: gl.constexpr,
              DLH: gl.constexpr, A_L: gl.constexpr, B_L: gl.constexpr):
         """acc + dY^T x the input of filter tap T (row T // S, column T % S), one output
         row p at a time: halo row p * STH + (T // S) * DLH of halo copy T % S (the copy
         that holds filter column T % S's input of every output column)."""
         for p in gl.static_range(ROWS):
             a = y_smem.index(BUF * ROWS + p).permute((1, 0)).load(A_L)
-            b = x_smem.index((BUF * SP + T % S) * XR + p * STH + (T // S) * DLH).load(B_L)
+            b = x_smem.index((BUF * S + T % S) * HR + p * STH + (T // S) * DLH).load(B_L)
             acc = mma_v2(a, b, acc)
         return acc
 
     @gluon.jit
     def _step(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8, x_smem, y_smem,
-              BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr, SP: gl.constexpr,
-              XR: gl.constexpr, ROWS: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
+              BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr, HR: gl.constexpr,
+              ROWS: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
               A_L: gl.constexpr, B_L: gl.constexpr):
         """Every tap's dot over the item in buffer BUF."""
-        acc0 = _tap(acc0, x_smem, y_smem, 0, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+        acc0 = _tap(acc0, x_smem, y_smem, 0, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
         if R * S > 1:
-            acc1 = _tap(acc1, x_smem, y_smem, 1, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+            acc1 = _tap(acc1, x_smem, y_smem, 1, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
         if R * S > 2:
-            acc2 = _tap(acc2, x_smem, y_smem, 2, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+            acc2 = _tap(acc2, x_smem, y_smem, 2, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
         if R * S > 3:
-            acc3 = _tap(acc3, x_smem, y_smem, 3, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+            acc3 = _tap(acc3, x_smem, y_smem, 3, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
         if R * S > 4:
-            acc4 = _tap(acc4, x_smem, y_smem, 4, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+            acc4 = _tap(acc4, x_smem, y_smem, 4, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
         if R * S > 5:
-            acc5 = _tap(acc5, x_smem, y_smem, 5, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+            acc5 = _tap(acc5, x_smem, y_smem, 5, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
         if R * S > 6:
-            acc6 = _tap(acc6, x_smem, y_smem, 6, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+            acc6 = _tap(acc6, x_smem, y_smem, 6, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
         if R * S > 7:
-            acc7 = _tap(acc7, x_smem, y_smem, 7, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+            acc7 = _tap(acc7, x_smem, y_smem, 7, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
         if R * S > 8:
-            acc8 = _tap(acc8, x_smem, y_smem, 8, BUF, S, SP, XR, ROWS, STH, DLH, A_L, B_L)
+            acc8 = _tap(acc8, x_smem, y_smem, 8, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
         return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8
 
     @gluon.jit
@@ -92,43 +92,46 @@ if HAVE_GLUON:
     @gluon.jit
     def copy_halo(item, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw, dlw, TILES_H,
                   TILES_W, sxn, sxh, sxw, BUF: gl.constexpr, R: gl.constexpr,
-                  S: gl.constexpr, SP: gl.constexpr, ROWS: gl.constexpr,
-                  TILE_W: gl.constexpr, XR: gl.constexpr, STH: gl.constexpr,
-                  DLH: gl.constexpr, LX: gl.constexpr):
-        """Start copying the input rows an item's taps read into buffer BUF: S copies, copy
-        s holding filter column s's input of each output column (zeros past the input's
-        edges, and for an item past ``end``)."""
+                  S: gl.constexpr, HR: gl.constexpr, ROWS: gl.constexpr,
+                  TILE_W: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
+                  LX: gl.constexpr):
+        """Start copying the input rows an item's taps read into buffer BUF: S copies of HR
+        rows (row (BUF * S + s) * HR + i), copy s holding filter column s's input of each
+        output column (zeros past the input's edges, and for an item past ``end``); one
+        row a warp at a time, so no rows are padded to a power of two."""
         n, oh0, ow0 = item_origin(item, TILES_H, TILES_W, ROWS, TILE_W)
+        G: gl.constexpr = gl.num_warps()
         L_ROW: gl.constexpr = gl.SliceLayout(1, gl.SliceLayout(2, LX))
         L_COL: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, LX))
         L_CH: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(1, LX))
         ch3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(c_glob, L_CH), 0), 1)
         cok3 = gl.expand_dims(gl.expand_dims(gl.convert_layout(c_ok, L_CH), 0), 1)
-        i = gl.arange(0, XR, layout=L_ROW)
         j = gl.arange(0, TILE_W, layout=L_COL)
-        ih = oh0 * STH - pdh + i
-        row_ok = ((item < end) & (i < (ROWS - 1) * STH + (R - 1) * DLH + 1) & (ih >= 0)
-                  & (ih < H))
-        row3 = gl.expand_dims(gl.expand_dims(n * sxn + ih * sxh, 1), 2)
-        rok3 = gl.expand_dims(gl.expand_dims(row_ok, 1), 2)
-        for s in gl.static_range(S):
-            iw = (ow0 + j) * stw - pdw + s * dlw
-            col3 = gl.expand_dims(gl.expand_dims(iw * sxw, 0), 2)
-            cok = gl.expand_dims(gl.expand_dims((iw >= 0) & (iw < W), 0), 2)
-            cp.async_copy_global_to_shared(x_smem.slice((BUF * SP + s) * XR, XR),
-                                           x_ptr + (row3 + col3 + ch3),
-                                           mask=rok3 & cok & cok3)
+        for q in gl.static_range(HR // G):
+            i = q * G + gl.arange(0, G, layout=L_ROW)
+            ih = oh0 * STH - pdh + i
+            row_ok = ((item < end) & (i < (ROWS - 1) * STH + (R - 1) * DLH + 1) & (ih >= 0)
+                      & (ih < H))
+            row3 = gl.expand_dims(gl.expand_dims(n * sxn + ih * sxh, 1), 2)
+            rok3 = gl.expand_dims(gl.expand_dims(row_ok, 1), 2)
+            for s in gl.static_range(S):
+                iw = (ow0 + j) * stw - pdw + s * dlw
+                col3 = gl.expand_dims(gl.expand_dims(iw * sxw, 0), 2)
+                cok = gl.expand_dims(gl.expand_dims((iw >= 0) & (iw < W), 0), 2)
+                cp.async_copy_global_to_shared(x_smem.slice((BUF * S + s) * HR + q * G, G),
+                                               x_ptr + (row3 + col3 + ch3),
+                                               mask=rok3 & cok & cok3)
 
     @gluon.jit
     def _issue(item, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
                H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn, syh,
-               syw, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr, SP: gl.constexpr,
-               ROWS: gl.constexpr, TILE_W: gl.constexpr, XR: gl.constexpr, STH: gl.constexpr,
+               syw, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr, HR: gl.constexpr,
+               ROWS: gl.constexpr, TILE_W: gl.constexpr, STH: gl.constexpr,
                DLH: gl.constexpr, LX: gl.constexpr):
         """Start copying an item's input rows (``copy_halo``) and dY block into buffer
         BUF, as one cp.async group."""
         copy_halo(item, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw, dlw, TILES_H,
-                  TILES_W, sxn, sxh, sxw, BUF, R, S, SP, ROWS, TILE_W, XR, STH, DLH, LX)
+                  TILES_W, sxn, sxh, sxw, BUF, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
         n, oh0, ow0 = item_origin(item, TILES_H, TILES_W, ROWS, TILE_W)
         L_ROW: gl.constexpr = gl.SliceLayout(1, gl.SliceLayout(2, LX))
         L_COL: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, LX))
@@ -170,11 +173,11 @@ if HAVE_GLUON:
         syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws,
         CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
         S: gl.constexpr, ROWS: gl.constexpr, TILE_W: gl.constexpr, BLOCK: gl.constexpr,
-        XR: gl.constexpr, SP: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
+        HR: gl.constexpr, XALLOC: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
         SPLIT: gl.constexpr,
     ):
         NW: gl.constexpr = gl.num_warps()
-        # Copies: 16-byte runs of a pixel's channels, pixels across threads and warps.
+        # Copies: runs of 8 channels of a pixel (16 bytes), pixels across threads and warps.
         TC: gl.constexpr = BLOCK // 8
         LX: gl.constexpr = gl.BlockedLayout([1, 1, 8], [1, 32 // TC, TC], [NW, 1, 1], [2, 1, 0])
         L_CH: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(1, LX))
@@ -188,7 +191,7 @@ if HAVE_GLUON:
         pack = gl.program_id(0)
         pid_s = gl.program_id(1)
         # Rows of [column, channel]: (buffer, halo copy, halo row) and (buffer, dY row).
-        x_shape: gl.constexpr = [2 * SP * XR, TILE_W, BLOCK]
+        x_shape: gl.constexpr = [XALLOC, TILE_W, BLOCK]
         y_shape: gl.constexpr = [2 * ROWS, TILE_W, BLOCK]
         x_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, x_shape, SH)
         y_smem = gl.allocate_shared_memory(dy_ptr.dtype.element_ty, y_shape, SH)
@@ -216,27 +219,27 @@ if HAVE_GLUON:
         acc8 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
         # Two items an iteration, one a buffer, so every shared-memory offset is constant.
         _issue(first, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok, H, W, OH,
-               OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn, syh, syw, 0, R, S, SP,
-               ROWS, TILE_W, XR, STH, DLH, LX)
+               OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn, syh, syw, 0, R, S, HR,
+               ROWS, TILE_W, STH, DLH, LX)
         for it in range(0, ITEMS_PER_SPLIT, 2):
             _issue(first + it + 1, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob,
                    k_ok, H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn,
-                   syh, syw, 1, R, S, SP, ROWS, TILE_W, XR, STH, DLH, LX)
+                   syh, syw, 1, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
             cp.wait_group(1)
             gl.thread_barrier()
             acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8 = _step(
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8, x_rows, y_rows, 0, R, S,
-                SP, XR, ROWS, STH, DLH, A_L, B_L)
+                HR, ROWS, STH, DLH, A_L, B_L)
             # The next copies overwrite the buffer just read.
             gl.thread_barrier()
             _issue(first + it + 2, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob,
                    k_ok, H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn,
-                   syh, syw, 0, R, S, SP, ROWS, TILE_W, XR, STH, DLH, LX)
+                   syh, syw, 0, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
             cp.wait_group(1)
             gl.thread_barrier()
             acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8 = _step(
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8, x_rows, y_rows, 1, R, S,
-                SP, XR, ROWS, STH, DLH, A_L, B_L)
+                HR, ROWS, STH, DLH, A_L, B_L)
             gl.thread_barrier()
         cp.wait_group(0)
         offs_k = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, MMA))
@@ -282,10 +285,12 @@ def halo_rows(geom, rows: int) -> int:
     return (rows - 1) * geom.stride[1] + (geom.r - 1) * geom.dilation[1] + 1
 
 
-def halo_consts(geom, rows: int) -> dict:
-    """Gluon shapes must be powers of two: the halo's rows XR and its copies SP, padded."""
-    return dict(XR=1 << (halo_rows(geom, rows) - 1).bit_length(),
-                SP=1 << (geom.s - 1).bit_length())
+def halo_consts(geom, rows: int, warps: int) -> dict:
+    """A copy's rows HR (the halo's, rounded up to whole warps: one row a warp a copy step)
+    and the shared-memory rows of both buffers' S copies, XALLOC (a power of two, as Gluon
+    shapes must be)."""
+    hr = -(-halo_rows(geom, rows) // warps) * warps
+    return dict(HR=hr, XALLOC=1 << (2 * geom.s * hr - 1).bit_length())
 
 
 def _config(bn, rows, tw, warps, split) -> Config:
@@ -296,7 +301,7 @@ def _config(bn, rows, tw, warps, split) -> Config:
 # (BLOCK_N, num_warps): mma warps split the tile's columns in eights (device call 135:
 # one warp 1.22x slower than two on ResNeXt-50, validation/results/grouped_halo_h100/).
 HALO_TILES = ((16, 2), (32, 2), (32, 4))
-HALO_ROWS = (2, 4, 8)
+HALO_ROWS = (2, 4, 8, 16)
 HALO_WIDTHS = (16, 32)  # TILE_W: one row is one dot's reduction (>= 16)
 HALO_SPLITS = (1, 4, 8, 16, 32, 64)
 
@@ -325,9 +330,9 @@ class WgradGroupedHaloFamily(GradFamily):
         if geom.r * geom.s > MAX_HALO_TAPS:
             return f"{geom.r}x{geom.s} filter: more than the {MAX_HALO_TAPS} taps it holds"
         if geom.layout != "channels_last":
-            return "cp.async copies 16-byte runs of channels: channels_last only"
-        if geom.c % 8 or geom.k % 8:
-            return f"{geom.c} in / {geom.k} out channels: 16-byte copies need multiples of 8"
+            return "cp.async copies runs of a pixel's channels: channels_last only"
+        if geom.c % 4 or geom.k % 4:
+            return f"{geom.c} in / {geom.k} out channels: 8-byte copies need multiples of 4"
         if max(geom.n * geom.c * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
             return "tensors of 2**31 elements or more: its offsets are 32-bit"
         return None
@@ -350,8 +355,8 @@ class WgradGroupedHaloFamily(GradFamily):
 
     def smem_bytes(self, geom, cfg: Config) -> int:
         rows, tw, bn = cfg["BLOCK_M"] // cfg["TILE_W"], cfg["TILE_W"], cfg["BLOCK_N"]
-        c = halo_consts(geom, rows)
-        return 2 * (c["SP"] * c["XR"] + rows) * tw * bn * geom.elem_bytes
+        c = halo_consts(geom, rows, cfg["num_warps"])
+        return (c["XALLOC"] + 2 * rows) * tw * bn * geom.elem_bytes
 
     def hard_ok(self, geom, cfg, device) -> str | None:
         if device.key != "interpreter" and device.capability < (8, 0):
@@ -360,9 +365,11 @@ class WgradGroupedHaloFamily(GradFamily):
             return (f"BLOCK_N={cfg['BLOCK_N']} splits a group of {geom.cg} in / {geom.kg} "
                     "out channels")
         gpt = self.gpt(geom, cfg)
-        if gpt * geom.cg % 8 or gpt * geom.kg % 8:
+        # cp.async copies runs of 4 to 16 bytes: a pack's channels start on 8 bytes (the
+        # 2-byte runs of 9-channel groups or of 61 channels do not compile, call 136).
+        if gpt * geom.cg % 4 or gpt * geom.kg % 4:
             return (f"packs of {gpt} groups of {geom.cg} in / {geom.kg} out channels do not "
-                    "start on 16 bytes")
+                    "start on 8 bytes")
         if cfg["num_warps"] > cfg["BLOCK_N"] // 8:
             return f"num_warps={cfg['num_warps']} exceeds BLOCK_N={cfg['BLOCK_N']} / 8"
         return super().hard_ok(geom, cfg, device)
@@ -387,7 +394,7 @@ class WgradGroupedHaloFamily(GradFamily):
         _, oh, ow = g.out_spatial
         _, sth, stw = g.stride
         _, dlh, dlw = g.dilation
-        # The copies read a pixel's channels as 16-byte runs (a view that breaks that is
+        # The copies read runs of a pixel's channels (a view that breaks that is
         # copied first).
         dy, x = (t if t.stride(1) == 1 else t.contiguous(memory_format=torch.channels_last_3d)
                  for t in (call.dy, call.x))
@@ -402,5 +409,5 @@ class WgradGroupedHaloFamily(GradFamily):
                 cdiv(ow, tw), tiles.k_steps, per_split, g.k * g.cg * g.r * g.s,
                 syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws,
                 CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), R=g.r, S=g.s, ROWS=rows, TILE_W=tw,
-                BLOCK=bn, **halo_consts(g, rows), STH=sth, DLH=dlh, SPLIT=split > 1,
-                num_warps=cfg["num_warps"])
+                BLOCK=bn, **halo_consts(g, rows, cfg["num_warps"]), STH=sth, DLH=dlh,
+                SPLIT=split > 1, num_warps=cfg["num_warps"])

@@ -41,8 +41,8 @@ def compile_sm90(geom: ConvGeometry, cfg: Config) -> str:
     el = {"float16": "*fp16", "bfloat16": "*bf16"}[geom.dtype]
     cons = dict(CG=geom.cg, KG=geom.kg, GPT=FAM.gpt(geom, cfg), R=geom.r, S=geom.s,
                 ROWS=rows, TILE_W=cfg["TILE_W"], BLOCK=cfg["BLOCK_N"],
-                **halo_consts(geom, rows), STH=geom.stride[1], DLH=geom.dilation[1],
-                SPLIT=cfg["SPLIT_K"] > 1)
+                **halo_consts(geom, rows, cfg["num_warps"]), STH=geom.stride[1],
+                DLH=geom.dilation[1], SPLIT=cfg["SPLIT_K"] > 1)
     sig = {n: (el if i < 3 else "*fp32") if i < 4 else "i32" for i, n in enumerate(k.arg_names)}
     sig.update(dict.fromkeys(cons, "constexpr"))
     aligned = [i for i, n in enumerate(k.arg_names) if n.endswith("_ptr") or n in (
@@ -56,18 +56,25 @@ def compile_sm90(geom: ConvGeometry, cfg: Config) -> str:
     return out.asm["ptx"]
 
 
-@pytest.mark.parametrize("geom,cfg", [
-    # 16-channel groups, split; 4-channel groups four a tile; 32-channel groups, 4 warps
+@pytest.mark.parametrize("geom,cfg,copies", [
+    # 16-channel groups, split; 4-channel groups four a tile; 32-channel groups, 4 warps;
+    # 1 input and 4 output channels a group (input runs of 4 channels: 8-byte copies)
     (G(n=2, c=64, k=64, g=4, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),
-     Config(BLOCK_M=128, TILE_W=16, BLOCK_N=16, SPLIT_K=8, num_warps=2, num_stages=2)),
+     Config(BLOCK_M=128, TILE_W=16, BLOCK_N=16, SPLIT_K=8, num_warps=2, num_stages=2),
+     {"0x10"}),
     (G(n=2, c=64, k=64, g=16, h=28, w=28, r=3, s=3, pad=(0, 1, 1), dtype="bfloat16"),
-     Config(BLOCK_M=64, TILE_W=32, BLOCK_N=16, SPLIT_K=1, num_warps=2, num_stages=2)),
+     Config(BLOCK_M=64, TILE_W=32, BLOCK_N=16, SPLIT_K=1, num_warps=2, num_stages=2),
+     {"0x10"}),
     (G(n=2, c=128, k=128, g=4, h=14, w=14, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
-     Config(BLOCK_M=64, TILE_W=16, BLOCK_N=32, SPLIT_K=4, num_warps=4, num_stages=2)),
-], ids=["cg16-split", "cg4-bf16", "cg32-s2-4warps"])
-def test_kernel_compiles_for_sm90(geom, cfg):
-    """Every tap row is one mma.sync pair from ldmatrix operands; every copy a 16-byte
-    cp.async (a 2-byte one does not compile: the channels must stay contiguous)."""
+     Config(BLOCK_M=64, TILE_W=16, BLOCK_N=32, SPLIT_K=4, num_warps=4, num_stages=2),
+     {"0x10"}),
+    (G(n=2, c=32, k=128, g=32, h=12, w=12, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+     Config(BLOCK_M=256, TILE_W=16, BLOCK_N=16, SPLIT_K=4, num_warps=2, num_stages=2),
+     {"0x8", "0x10"}),
+], ids=["cg16-split", "cg4-bf16", "cg32-s2-4warps", "cg1-kg4-rows16"])
+def test_kernel_compiles_for_sm90(geom, cfg, copies):
+    """Every tap row is one mma.sync pair from ldmatrix operands; every copy an 8- or
+    16-byte cp.async (a 2-byte one does not compile: the rule keeps packs on 8 bytes)."""
     assert FAM.runnable(geom, cfg, H100) is None
     ptx = compile_sm90(geom, cfg)
     rows = cfg["BLOCK_M"] // cfg["TILE_W"]
@@ -79,7 +86,7 @@ def test_kernel_compiles_for_sm90(geom, cfg):
         re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
     assert "ldmatrix" in ptx
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
-    assert sizes == {"0x10"}, sizes
+    assert sizes == copies, sizes
 
 
 def test_the_only_family_the_interpreter_cannot_run():
@@ -103,6 +110,7 @@ def test_never_offered_to_the_interpreter():
     (G(n=1, c=32, k=32, g=2, h=8, w=8, r=5, s=5), "taps"),
     (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, layout="contiguous"), "channels_last"),
     (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, dtype="float32"), "float32"),
+    (G(n=1, c=61, k=122, g=61, h=8, w=8, r=3, s=3), "multiples of 4"),
 ])
 def test_rules(geom, why):
     assert why in FAM.rejects(geom)
@@ -123,5 +131,7 @@ def test_configs_fit_and_split_rules():
         assert steps >= 4 * c.config["SPLIT_K"] or c.config["SPLIT_K"] == 1
     big = Config(BLOCK_M=256, TILE_W=32, BLOCK_N=32, SPLIT_K=1, num_warps=4, num_stages=2)
     assert "shared memory" in FAM.hard_ok(small, big, H100)
+    nine = G(n=1, c=64, k=576, g=64, h=8, w=8, r=3, s=3)  # 9 output channels a group
+    assert all("8 bytes" in FAM.hard_ok(nine, c, H100) for c in FAM.configs)
     forced = Candidate("wgrad_grouped_halo", FAM.configs[0])
     assert registry.family(forced.family) is not None

@@ -63,44 +63,44 @@ if HAVE_GLUON:
 
     @gluon.jit
     def _ftap(acc, x_rows, b, T: gl.constexpr, BASE: gl.constexpr, S: gl.constexpr,
-              XR: gl.constexpr, DLH: gl.constexpr, A_L: gl.constexpr):
+              HR: gl.constexpr, DLH: gl.constexpr, A_L: gl.constexpr):
         """acc + tap T's input row (copy T % S, T // S dilated rows below BASE) x b."""
-        a = x_rows.index(BASE + (T % S) * XR + (T // S) * DLH).load(A_L)
+        a = x_rows.index(BASE + (T % S) * HR + (T // S) * DLH).load(A_L)
         return mma_v2(a, b, acc)
 
     @gluon.jit
     def _out_row(x_rows, b0, b1, b2, b3, b4, b5, b6, b7, b8, BUF: gl.constexpr,
-                 P: gl.constexpr, R: gl.constexpr, S: gl.constexpr, SP: gl.constexpr,
-                 XR: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
+                 P: gl.constexpr, R: gl.constexpr, S: gl.constexpr, HR: gl.constexpr,
+                 STH: gl.constexpr, DLH: gl.constexpr,
                  TILE_W: gl.constexpr, BLOCK: gl.constexpr, MMA: gl.constexpr,
                  A_L: gl.constexpr):
         """Output row P of the item in buffer BUF: sum over taps of input row x filter."""
         acc = gl.zeros([TILE_W, BLOCK], gl.float32, MMA)
-        BASE: gl.constexpr = BUF * SP * XR + P * STH
-        acc = _ftap(acc, x_rows, b0, 0, BASE, S, XR, DLH, A_L)
+        BASE: gl.constexpr = BUF * S * HR + P * STH
+        acc = _ftap(acc, x_rows, b0, 0, BASE, S, HR, DLH, A_L)
         if R * S > 1:
-            acc = _ftap(acc, x_rows, b1, 1, BASE, S, XR, DLH, A_L)
+            acc = _ftap(acc, x_rows, b1, 1, BASE, S, HR, DLH, A_L)
         if R * S > 2:
-            acc = _ftap(acc, x_rows, b2, 2, BASE, S, XR, DLH, A_L)
+            acc = _ftap(acc, x_rows, b2, 2, BASE, S, HR, DLH, A_L)
         if R * S > 3:
-            acc = _ftap(acc, x_rows, b3, 3, BASE, S, XR, DLH, A_L)
+            acc = _ftap(acc, x_rows, b3, 3, BASE, S, HR, DLH, A_L)
         if R * S > 4:
-            acc = _ftap(acc, x_rows, b4, 4, BASE, S, XR, DLH, A_L)
+            acc = _ftap(acc, x_rows, b4, 4, BASE, S, HR, DLH, A_L)
         if R * S > 5:
-            acc = _ftap(acc, x_rows, b5, 5, BASE, S, XR, DLH, A_L)
+            acc = _ftap(acc, x_rows, b5, 5, BASE, S, HR, DLH, A_L)
         if R * S > 6:
-            acc = _ftap(acc, x_rows, b6, 6, BASE, S, XR, DLH, A_L)
+            acc = _ftap(acc, x_rows, b6, 6, BASE, S, HR, DLH, A_L)
         if R * S > 7:
-            acc = _ftap(acc, x_rows, b7, 7, BASE, S, XR, DLH, A_L)
+            acc = _ftap(acc, x_rows, b7, 7, BASE, S, HR, DLH, A_L)
         if R * S > 8:
-            acc = _ftap(acc, x_rows, b8, 8, BASE, S, XR, DLH, A_L)
+            acc = _ftap(acc, x_rows, b8, 8, BASE, S, HR, DLH, A_L)
         return acc
 
     @gluon.jit
     def _item_out(x_rows, y_ptr, item, end, pack, b0, b1, b2, b3, b4, b5, b6, b7, b8, KTOT,
                   OH, OW, TILES_H, TILES_W, syn, syh, syw, BUF: gl.constexpr,
                   KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
-                  SP: gl.constexpr, XR: gl.constexpr, ROWS: gl.constexpr,
+                  HR: gl.constexpr, ROWS: gl.constexpr,
                   STH: gl.constexpr, DLH: gl.constexpr, TILE_W: gl.constexpr,
                   BLOCK: gl.constexpr, MMA: gl.constexpr, A_L: gl.constexpr):
         """Every output row of the item in buffer BUF, stored."""
@@ -112,7 +112,7 @@ if HAVE_GLUON:
                                                                    & (k_glob < KTOT), 0)
         off = gl.expand_dims((ow0 + j) * syw, 1) + gl.expand_dims(k_glob, 0)
         for p in gl.static_range(ROWS):
-            acc = _out_row(x_rows, b0, b1, b2, b3, b4, b5, b6, b7, b8, BUF, p, R, S, SP, XR,
+            acc = _out_row(x_rows, b0, b1, b2, b3, b4, b5, b6, b7, b8, BUF, p, R, S, HR,
                            STH, DLH, TILE_W, BLOCK, MMA, A_L)
             ok = col_ok & (item < end) & (oh0 + p < OH)
             gl.store(y_ptr + n * syn + (oh0 + p) * syh + off,
@@ -125,7 +125,7 @@ if HAVE_GLUON:
         ITEMS_PER_PROG, sxn, sxh, sxw, syn, syh, syw, swk, swc, swr, sws,
         CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
         S: gl.constexpr, ROWS: gl.constexpr, TILE_W: gl.constexpr, BLOCK: gl.constexpr,
-        XR: gl.constexpr, SP: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
+        HR: gl.constexpr, XALLOC: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
         TRANSPOSED: gl.constexpr,
     ):
         NW: gl.constexpr = gl.num_warps()
@@ -141,7 +141,7 @@ if HAVE_GLUON:
                                                    order=[2, 1, 0])
         SH2: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1,
                                                     order=[1, 0])
-        x_shape: gl.constexpr = [2 * SP * XR, TILE_W, BLOCK]
+        x_shape: gl.constexpr = [XALLOC, TILE_W, BLOCK]
         x_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, x_shape, SH)
         x_rows = x_smem._reinterpret(x_ptr.dtype.element_ty, x_shape, SH2)
         pack = gl.program_id(0)
@@ -170,28 +170,28 @@ if HAVE_GLUON:
         b8 = _filter_tap(w_ptr, 8, pack, KTOT, swk, swc, swr, sws, CG, KG, GPT, S, T, BLOCK,
                          TRANSPOSED, LW, B_L)
         copy_halo(first, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw, dlw, TILES_H,
-                  TILES_W, sxn, sxh, sxw, 0, R, S, SP, ROWS, TILE_W, XR, STH, DLH, LX)
+                  TILES_W, sxn, sxh, sxw, 0, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
         cp.commit_group()
         for it in range(0, ITEMS_PER_PROG, 2):
             copy_halo(first + it + 1, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw,
-                      dlw, TILES_H, TILES_W, sxn, sxh, sxw, 1, R, S, SP, ROWS, TILE_W, XR, STH,
-                      DLH, LX)
+                      dlw, TILES_H, TILES_W, sxn, sxh, sxw, 1, R, S, HR, ROWS, TILE_W, STH, DLH,
+                      LX)
             cp.commit_group()
             cp.wait_group(1)
             gl.thread_barrier()
             _item_out(x_rows, y_ptr, first + it, end, pack, b0, b1, b2, b3, b4, b5, b6, b7,
-                      b8, KTOT, OH, OW, TILES_H, TILES_W, syn, syh, syw, 0, KG, GPT, R, S, SP,
-                      XR, ROWS, STH, DLH, TILE_W, BLOCK, MMA, A_L)
+                      b8, KTOT, OH, OW, TILES_H, TILES_W, syn, syh, syw, 0, KG, GPT, R, S, HR,
+                      ROWS, STH, DLH, TILE_W, BLOCK, MMA, A_L)
             gl.thread_barrier()
             copy_halo(first + it + 2, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw,
-                      dlw, TILES_H, TILES_W, sxn, sxh, sxw, 0, R, S, SP, ROWS, TILE_W, XR, STH,
-                      DLH, LX)
+                      dlw, TILES_H, TILES_W, sxn, sxh, sxw, 0, R, S, HR, ROWS, TILE_W, STH, DLH,
+                      LX)
             cp.commit_group()
             cp.wait_group(1)
             gl.thread_barrier()
             _item_out(x_rows, y_ptr, first + it + 1, end, pack, b0, b1, b2, b3, b4, b5, b6,
                       b7, b8, KTOT, OH, OW, TILES_H, TILES_W, syn, syh, syw, 1, KG, GPT, R, S,
-                      SP, XR, ROWS, STH, DLH, TILE_W, BLOCK, MMA, A_L)
+                      HR, ROWS, STH, DLH, TILE_W, BLOCK, MMA, A_L)
             gl.thread_barrier()
         cp.wait_group(0)
 
@@ -214,7 +214,7 @@ def launch_grouped_halo(call, cfg) -> None:
         call.x, w, call.out, g.c, g.k, g.h, g.w, oh, ow, g.pad[1], g.pad[2], g.stride[2],
         g.dilation[2], tiles_h, tiles_w, items, per, sxn, sxh, sxw, syn, syh, syw,
         swk, swc, swr, sws, CG=g.cg, KG=g.kg, GPT=gpt, R=g.r, S=g.s, ROWS=rows, TILE_W=tw,
-        BLOCK=bn, **halo_consts(g, rows), STH=g.stride[1], DLH=g.dilation[1],
+        BLOCK=bn, **halo_consts(g, rows, nw), STH=g.stride[1], DLH=g.dilation[1],
         TRANSPOSED=call.transposed_w, num_warps=nw)
 
 
@@ -225,11 +225,8 @@ def configs(g):
         if tw > 16 and tw >= 2 * ow:
             continue
         for rows in (2, 4, 8):
-            c = halo_consts(g, rows)
-            if 2 * c["SP"] * c["XR"] * tw * bn * 2 > SMEM:
-                continue
             for nw in (1, 2, 4):
-                if nw > bn // 8:
+                if nw > bn // 8 or halo_consts(g, rows, nw)["XALLOC"] * tw * bn * 2 > SMEM:
                     continue
                 for progs in (4, 8, 16, 32, 64):
                     yield dict(BLOCK_M=rows * tw, TILE_W=tw, BLOCK_N=bn, num_warps=nw,
