@@ -26,13 +26,25 @@ from .wgrad_gemm import WgradGemmFamily, launch_wgrad, split_ok, wgrad_grid
 MAX_PACKED_CHANNELS = 32
 
 
-def _thin(geom) -> str | None:
-    if geom.g == 1:
-        return "dense convolutions have no groups to pack"
+def _too_wide(geom) -> str | None:
     if max(geom.cg, geom.kg) > MAX_PACKED_CHANNELS:
         return (f"{geom.cg} in / {geom.kg} out channels a group: more than "
                 f"{MAX_PACKED_CHANNELS}, a group fills a tile by itself")
     return None
+
+
+def _thin(geom) -> str | None:
+    if geom.g == 1:
+        return "dense convolutions have no groups to pack"
+    return _too_wide(geom)
+
+
+def few_channel_groups_rejects(geom) -> str | None:
+    """Why the wgrad families that pack whole groups of several channels block-diagonally
+    in an MMA tile do not take ``geom`` (depthwise filters have their own)."""
+    if geom.g == 1 or geom.cg == 1 and geom.kg == 1:
+        return "grouped filters of several channels a group only"
+    return _too_wide(geom)
 
 
 def dgrad_gpt(geom, cfg: Config) -> int:

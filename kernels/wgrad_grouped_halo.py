@@ -22,15 +22,22 @@ compiles it for sm_90 on the CPU; tests/test_gpu_grad.py runs it.
 from __future__ import annotations
 
 import torch
+import triton
 
 from .base import Config, GradCall
 from .common import cdiv, strides5
 from .grad_common import GradFamily, GradGrid
-from .grad_packed import MAX_PACKED_CHANNELS
+from .grad_packed import few_channel_groups_rejects
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 
-try:  # Gluon is experimental; a Triton without it leaves the family unsupported.
+# Gluon is experimental and its API changes between Triton releases: the family runs on
+# the releases it was compiled and checked on (sm_90 tests, device calls 136-142) and
+# leaves the others to the Triton families.
+GLUON_TESTED = ((3, 6),)
+TRITON_RELEASE = tuple(int(v) for v in triton.__version__.split(".")[:2])
+
+try:  # a Triton without Gluon leaves the family unsupported
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
@@ -320,11 +327,11 @@ class WgradGroupedHaloFamily(GradFamily):
     def supports(self, geom) -> str | None:
         if not HAVE_GLUON:
             return "this Triton has no Gluon (triton.experimental.gluon)"
-        if geom.g == 1 or geom.cg == 1 and geom.kg == 1:
-            return "grouped filters of several channels a group only"
-        if max(geom.cg, geom.kg) > MAX_PACKED_CHANNELS:
-            return (f"{geom.cg} in / {geom.kg} out channels a group: more than "
-                    f"{MAX_PACKED_CHANNELS}, a group fills a tile by itself")
+        if TRITON_RELEASE not in GLUON_TESTED:
+            return (f"a Gluon kernel checked on Triton {GLUON_TESTED}, not "
+                    f"{triton.__version__}")
+        if reason := few_channel_groups_rejects(geom):
+            return reason
         if geom.dims != 2:
             return "2D convolutions only"
         if geom.r * geom.s > MAX_HALO_TAPS:

@@ -22,7 +22,7 @@ import triton.language as tl
 from .base import Config, GradCall, next_pow2
 from .common import cdiv, dot_precision, needs_int64, row_items, strides5, upcast_dot
 from .grad_common import GradFamily, GradGrid, grad_acc
-from .grad_packed import MAX_PACKED_CHANNELS
+from .grad_packed import few_channel_groups_rejects
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 
@@ -205,11 +205,8 @@ class WgradGroupedTapsFamily(GradFamily):
                     for bn, rows, tw, wp, fr in TAPS_TILES)
 
     def supports(self, geom) -> str | None:
-        if geom.g == 1 or geom.cg == 1 and geom.kg == 1:
-            return "grouped filters of several channels a group only"
-        if max(geom.cg, geom.kg) > MAX_PACKED_CHANNELS:
-            return (f"{geom.cg} in / {geom.kg} out channels a group: more than "
-                    f"{MAX_PACKED_CHANNELS}, a group fills a tile by itself")
+        if reason := few_channel_groups_rejects(geom):
+            return reason
         if next_pow2(geom.s) > MAX_COLUMNS:
             return f"{geom.s} filter columns: more than the {MAX_COLUMNS} one tile holds"
         return None

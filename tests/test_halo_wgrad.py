@@ -116,6 +116,16 @@ def test_rules(geom, why):
     assert why in FAM.rejects(geom)
 
 
+def test_other_triton_releases_leave_it_to_the_triton_families(monkeypatch):
+    from convdispatch.kernels import wgrad_grouped_halo
+
+    geom = G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
+    assert FAM.rejects(geom) is None
+    monkeypatch.setattr(wgrad_grouped_halo, "TRITON_RELEASE", (3, 9))
+    assert "checked on Triton" in FAM.rejects(geom)
+    assert FAM.candidates(geom, H100) == []
+
+
 def test_configs_fit_and_split_rules():
     """Each offered config fits the H100's shared memory, packs whole groups and keeps
     the mma warps within the tile's column eighths; a group wider than 16 takes the
