@@ -47,6 +47,11 @@ def few_channel_groups_rejects(geom) -> str | None:
     return _too_wide(geom)
 
 
+def square_pack_gpt(geom, block: int) -> int:
+    """Whole groups a block x block tile (output x input channels) packs."""
+    return max(1, min(block // max(geom.kg, geom.cg), geom.g))
+
+
 def dgrad_gpt(geom, cfg: Config) -> int:
     return max(1, min(cfg["BLOCK_N"] // geom.cg, geom.g))
 

@@ -27,7 +27,7 @@ import triton
 from .base import Config, GradCall
 from .common import cdiv, strides5
 from .grad_common import GradFamily, GradGrid
-from .grad_packed import few_channel_groups_rejects
+from .grad_packed import few_channel_groups_rejects, square_pack_gpt
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 
@@ -347,7 +347,7 @@ class WgradGroupedHaloFamily(GradFamily):
     @staticmethod
     def gpt(geom, cfg: Config) -> int:
         """Whole groups a BLOCK_N x BLOCK_N tile packs."""
-        return max(1, min(cfg["BLOCK_N"] // max(geom.kg, geom.cg), geom.g))
+        return square_pack_gpt(geom, cfg["BLOCK_N"])
 
     def grid(self, geom, cfg: Config) -> GradGrid:
         """Packs of GPT groups, each reducing every tap over items of output rows."""

@@ -22,7 +22,7 @@ import triton.language as tl
 from .base import Config, GradCall, next_pow2
 from .common import cdiv, dot_precision, needs_int64, row_items, strides5, upcast_dot
 from .grad_common import GradFamily, GradGrid, grad_acc
-from .grad_packed import few_channel_groups_rejects
+from .grad_packed import few_channel_groups_rejects, square_pack_gpt
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 
@@ -214,7 +214,7 @@ class WgradGroupedTapsFamily(GradFamily):
     @staticmethod
     def gpt(geom, cfg: Config) -> int:
         """Whole groups a BLOCK_N x BLOCK_N tile packs."""
-        return max(1, min(cfg["BLOCK_N"] // max(geom.kg, geom.cg), geom.g))
+        return square_pack_gpt(geom, cfg["BLOCK_N"])
 
     def grid(self, geom, cfg: Config) -> GradGrid:
         """Packs of GPT groups, each reducing all taps over items of output rows."""
