@@ -70,11 +70,6 @@ def grad_families(geom: ConvGeometry, direction: str,
         native, why = ([f"{direction}_stem", gemm, packed, direct],
                        f"{geom.c} input channels: {direction} over the flattened filter "
                        "columns")
-    elif (direction == "wgrad" and geom.g > 1 and max(geom.cg, geom.kg) <= GROUPED_HALO_CHANNELS
-          and registry.family("wgrad_grouped_halo").rejects(geom) is None):
-        native, why = (["wgrad_grouped_halo", "wgrad_grouped_taps", packed, gemm, direct],
-                       f"{geom.cg} channels a group: wgrad from input rows copied once into "
-                       "shared memory, groups packed in an MMA tile")
     elif (direction == "wgrad" and geom.g > 1
           and GROUPED_TAPS_CHANNELS[0] <= max(geom.cg, geom.kg) <= GROUPED_TAPS_CHANNELS[1]):
         native, why = (["wgrad_grouped_taps", packed, gemm, direct],
@@ -86,6 +81,12 @@ def grad_families(geom: ConvGeometry, direction: str,
                        "tiles")
     else:
         native, why = [gemm, packed, direct], f"{direction} as an implicit GEMM"
+    if (direction == "wgrad" and geom.g > 1 and max(geom.cg, geom.kg) <= GROUPED_HALO_CHANNELS
+            and registry.family("wgrad_grouped_halo").rejects(geom) is None):
+        # First where the GPU runs it; where it does not (the interpreter, no config
+        # fits), the order it would have had without it.
+        native, why = (["wgrad_grouped_halo", *native],
+                       "wgrad from input rows copied once into shared memory; else " + why)
     if (direction == "wgrad" and device is not None and device.has_tma
             and registry.family("wgrad_pointwise_tma").rejects(geom) is None):
         return (["wgrad_pointwise_tma", *native],

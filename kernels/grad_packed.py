@@ -52,6 +52,14 @@ def square_pack_gpt(geom, block: int) -> int:
     return max(1, min(block // max(geom.kg, geom.cg), geom.g))
 
 
+def square_pack_rejects(geom, block: int) -> str | None:
+    """Why a block x block tile cannot hold a whole group of ``geom``."""
+    if block < max(geom.cg, geom.kg):
+        return (f"BLOCK_N={block} splits a group of {geom.cg} in / {geom.kg} out "
+                "channels")
+    return None
+
+
 def dgrad_gpt(geom, cfg: Config) -> int:
     return max(1, min(cfg["BLOCK_N"] // geom.cg, geom.g))
 

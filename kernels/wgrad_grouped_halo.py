@@ -27,7 +27,7 @@ import triton
 from .base import Config, GradCall
 from .common import cdiv, strides5
 from .grad_common import GradFamily, GradGrid
-from .grad_packed import few_channel_groups_rejects, square_pack_gpt
+from .grad_packed import few_channel_groups_rejects, square_pack_gpt, square_pack_rejects
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 
@@ -368,9 +368,8 @@ class WgradGroupedHaloFamily(GradFamily):
     def hard_ok(self, geom, cfg, device) -> str | None:
         if device.key != "interpreter" and device.capability < (8, 0):
             return "needs mma.sync and cp.async (compute capability 8.0 or newer)"
-        if cfg["BLOCK_N"] < max(geom.cg, geom.kg):
-            return (f"BLOCK_N={cfg['BLOCK_N']} splits a group of {geom.cg} in / {geom.kg} "
-                    "out channels")
+        if reason := square_pack_rejects(geom, cfg["BLOCK_N"]):
+            return reason
         gpt = self.gpt(geom, cfg)
         # cp.async copies runs of 4 to 16 bytes: a pack's channels start on 8 bytes (the
         # 2-byte runs of 9-channel groups or of 61 channels do not compile, call 136).

@@ -22,7 +22,7 @@ import triton.language as tl
 from .base import Config, GradCall, next_pow2
 from .common import cdiv, dot_precision, needs_int64, row_items, strides5, upcast_dot
 from .grad_common import GradFamily, GradGrid, grad_acc
-from .grad_packed import few_channel_groups_rejects, square_pack_gpt
+from .grad_packed import few_channel_groups_rejects, square_pack_gpt, square_pack_rejects
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 
@@ -229,9 +229,8 @@ class WgradGroupedTapsFamily(GradFamily):
                         k_steps=row_items(geom, rows, tw), k_block=rows * tw)
 
     def hard_ok(self, geom, cfg, device) -> str | None:
-        if cfg["BLOCK_N"] < max(geom.cg, geom.kg):
-            return (f"BLOCK_N={cfg['BLOCK_N']} splits a group of {geom.cg} in / {geom.kg} "
-                    "out channels")
+        if reason := square_pack_rejects(geom, cfg["BLOCK_N"]):
+            return reason
         cols = next_pow2(geom.s)
         rows = filter_rows(geom, cfg)
         per_thread = rows * cols * cfg["BLOCK_N"] ** 2 // (32 * cfg["num_warps"])
