@@ -38,9 +38,9 @@ ROW_BOX_MIN_W = 28
 # validation/results/depthwise_wgrad_rows_h100/calls_eval.md).
 GROUPED_TAPS_CHANNELS = (4, 8)
 # Channels a group up to which wgrad_grouped_halo (Gluon, GPUs only) goes first: its best
-# config beat the other families' on 25 of 32 swept grouped problems (1.15x geomean,
-# 1.73x on ResNeXt-50's 16-channel layer3.1) and lost on 3 of the 8 with 32 channels a
-# group (call 136, validation/results/grouped_halo_h100/).
+# config beat the other families' on 26 of 32 swept grouped problems (1.18x geomean) and
+# lost on 6 of the 8 with 32 channels a group, all of its losses (call 142,
+# validation/results/grouped_halo_h100/family_gain.md).
 GROUPED_HALO_CHANNELS = 16
 
 
