@@ -184,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rep-ms", type=int, default=40)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--chooser", choices=("model", "rule"), default="model")
+    ap.add_argument("--categories", default="dense,grouped,depthwise",
+                    help="comma list of the layer categories to time")
     ap.add_argument("--directions", default=",".join(DIRECTIONS),
                     help="comma list of the directions to time (dgrad, wgrad, full: both "
                          "gradients of one backward pass)")
@@ -195,7 +197,12 @@ def main(argv: list[str] | None = None) -> int:
                          f"{a.directions!r}")
     if not torch.cuda.is_available():
         raise SystemExit("bench_backward needs a CUDA GPU")
-    problems = layer_suite(a.suite, a.dtype)[: a.limit or None]
+    cats = {c.strip() for c in a.categories.split(",") if c.strip()}
+    if not cats or cats - {"dense", "grouped", "depthwise"}:
+        raise SystemExit(f"--categories: expected a comma list of dense, grouped, depthwise, "
+                         f"got {a.categories!r}")
+    problems = [p for p in layer_suite(a.suite, a.dtype) if category(p) in cats]
+    problems = problems[: a.limit or None]
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     env = environment(a.suite, a.dtype, "python -m convdispatch.validation.bench_backward "
