@@ -3,9 +3,8 @@
 # convs in one pass of wgrad_depthwise_rows (fused_dgrad): GPU tests, the probe of every
 # fusable problem of the sweep sets (top-16 fused configs of the wgrad model's ranking
 # against the separate picks and cuDNN), and one backward pass of the suite's depthwise
-# Not kept: the probe script and the kernel change are in
+# and grouped layers. Not kept: the probe script and the kernel change are in
 # validation/results/fused_depthwise_h100/fused_dgrad.patch (apply it to 201c1c0 to rerun).
-# and grouped layers.
 source validation/gpu/env.sh
 envinfo | tee "$RES/env.txt"
 trap pack EXIT
