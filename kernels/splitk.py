@@ -50,13 +50,13 @@ def reduce_block(m: int, k: int) -> tuple[int, int, int]:
     return bm, bn, max(1, min(4, bm * bn // 256))
 
 
-def split_rejects(tiles: int, steps: int, split: int, device) -> str | None:
-    """Why splitting ``steps`` reduction steps of ``tiles`` output tiles into ``split``
-    runs does not pay (None: it may): runs shorter than two steps, or tiles enough for
-    two waves already."""
-    if steps < 2 * split:
+def split_rejects(tiles: int, steps: int, split: int, device, min_run: int = 2) -> str | None:
+    """Why splitting ``steps`` reduction steps of ``tiles`` output tiles (programs) into
+    ``split`` runs does not pay (None: it may): runs shorter than ``min_run`` steps, or
+    tiles enough for two waves already."""
+    if steps < min_run * split:
         return f"{steps} reduction steps are too few for SPLIT_K={split}"
-    if tiles >= 2 * device.sm_count:
+    if tiles >= 2 * max(device.sm_count, 1):
         return f"{tiles} output tiles already fill {device.sm_count} SMs twice"
     return None
 

@@ -29,6 +29,7 @@ from .common import (
 from .grad_common import GradFamily, GradGrid, grad_acc
 from .implicit_gemm import gemm_smem, make_configs
 from .launcher import launch_kernel, workspace
+from .splitk import split_rejects
 
 _RUNTIME_INTS = ["P", "D", "H", "W", "OD", "OH", "OW", "T", "R", "S",
                  "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw",
@@ -223,11 +224,9 @@ def split_ok(geom, cfg: Config, device, grid: GradGrid) -> str | None:
     split = cfg.get("SPLIT_K", 1)
     if split == 1:
         return None
-    programs, steps = grid.programs, grid.k_steps
-    if programs >= 2 * max(device.sm_count, 1):
-        return f"{programs} programs already fill {device.sm_count} SMs twice"
-    if steps < 4 * split:
-        return f"{steps} reduction steps are too few for SPLIT_K={split}"
+    why = split_rejects(grid.programs, grid.k_steps, split, device, min_run=4)
+    if why is not None:
+        return why
     ws = split * geom.k * geom.cg * geom.t * geom.r * geom.s * 4
     if ws > MAX_WORKSPACE_BYTES:
         return f"SPLIT_K={split} needs {ws >> 20} MiB of workspace"
