@@ -105,12 +105,12 @@ def _fast_path_ok(input, weight, bias, residual) -> bool:
 
 
 def _conv(dims: int, input, weight, bias, stride, padding, dilation, groups, activation,
-          residual) -> torch.Tensor:
+          residual, sig: tuple | None = None) -> torch.Tensor:
+    """The forward conv; ``sig`` is the call's ``_signature`` where the caller made it."""
     if torch.compiler.is_compiling():
         # dynamo sees one opaque operator (convdispatch::conv), not this Python.
         return traced_conv(dims, input, weight, bias, stride, padding, dilation, groups,
                            activation, residual)
-    sig = None
     try:
         grad = needs_grad(input, weight, bias, residual)
     except AttributeError:
@@ -121,9 +121,12 @@ def _conv(dims: int, input, weight, bias, stride, padding, dilation, groups, act
         return conv_with_grad(dims, input, weight, bias, stride, padding, dilation, groups,
                               activation, residual)
     try:
-        if _fast_path_ok(input, weight, bias, residual):
+        if not _fast_path_ok(input, weight, bias, residual):
+            sig = None
+        elif sig is None:
             sig = _signature(dims, input, weight, bias, stride, padding, dilation, groups,
                              activation, residual)
+        if sig is not None:
             entry = PLANS.get(sig)
             if entry is not None:
                 out = _replay(entry, input, weight, bias, residual)

@@ -52,7 +52,7 @@ def conv_with_grad(dims: int, input, weight, bias, stride, padding, dilation, gr
         sig = known = None  # not tensors, or unhashable arguments: the checks say what
     if known is not None:
         return _ConvFn.apply(input, weight, bias, residual, dims, stride, padding, dilation,
-                             groups, activation, *known)
+                             groups, activation, *known, sig)
     p = argcheck.parse(dims, input, weight, bias, stride, padding, dilation, groups, residual,
                        activation)
     argcheck.check_residual_shape(p, f"conv{dims}d")
@@ -69,13 +69,13 @@ def conv_with_grad(dims: int, input, weight, bias, stride, padding, dilation, gr
     if sig is not None:
         GRAD_CALLS[sig] = (geom, p.unbatched)
     return _ConvFn.apply(input, weight, bias, residual, dims, stride, padding, dilation, groups,
-                         activation, geom, p.unbatched)
+                         activation, geom, p.unbatched, sig)
 
 
 class _ConvFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, w, bias, residual, dims, stride, padding, dilation, groups, activation,
-                geom, unbatched):
+                geom, unbatched, sig):
         from .api import _conv
 
         if activation in ("gelu", "silu"):
@@ -83,7 +83,9 @@ class _ConvFn(torch.autograd.Function):
             y = ACTIVATION_FNS[activation](z)
             saved = z
         else:
-            y = _conv(dims, x, w, bias, stride, padding, dilation, groups, activation, residual)
+            # The forward plan's key is this call's signature, already made (None: make it).
+            y = _conv(dims, x, w, bias, stride, padding, dilation, groups, activation, residual,
+                      sig)
             saved = y if activation in ("relu", "relu6") else None
         ctx.save_for_backward(x, w, saved)
         ctx.geom, ctx.activation, ctx.unbatched, ctx.dims = geom, activation, unbatched, dims
@@ -107,7 +109,7 @@ class _ConvFn(torch.autograd.Function):
         dx, dw = gradients(ctx.geom, dz5, xb, w, need_x, need_w)
         if dx is not None and ctx.unbatched:
             dx = dx.squeeze(0)
-        return dx, dw, db, dr, None, None, None, None, None, None, None, None
+        return dx, dw, db, dr, None, None, None, None, None, None, None, None, None
 
 
 # When ``gradients`` runs dX and dW at once on two streams: "graphs" (while a CUDA graph is

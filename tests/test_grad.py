@@ -752,3 +752,23 @@ def test_repeat_differentiable_calls_skip_the_checks(monkeypatch):
         conv2d(x, w, padding=-1)  # another signature: checked
     clear_cache()
     assert not api.GRAD_CALLS
+
+
+def test_differentiable_call_makes_its_signature_once(monkeypatch):
+    """conv_with_grad's signature keys the forward plan too: one ``_signature`` a call
+    (activations without a saved pre-activation), and the same gradients."""
+    from convdispatch.dispatcher import api
+
+    geom = G(n=2, c=8, k=8, h=5, w=6, r=3, s=3, pad=(0, 1, 1), layout="channels_last")
+    made = []
+    real = api._signature
+    monkeypatch.setattr(api, "_signature", lambda *a: made.append(a) or real(*a))
+    clear_cache()
+    for seed in (1, 2):
+        made.clear()
+        x, w, dy = grad_tensors(geom, seed=seed)
+        x.requires_grad_(True)
+        conv2d(x, w, padding=1, activation="relu").backward(dy)
+        assert len(made) == 1, len(made)
+        assert len(api.PLANS) == 1
+    clear_cache()
