@@ -65,29 +65,15 @@ if HAVE_GLUON:
         return acc
 
     @gluon.jit
-    def _step(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8, x_smem, y_smem,
-              BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr, HR: gl.constexpr,
-              ROWS: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
+    def _step(accs, x_smem, y_smem, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+              HR: gl.constexpr, ROWS: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
               A_L: gl.constexpr, B_L: gl.constexpr):
-        """Every tap's dot over the item in buffer BUF."""
-        acc0 = _tap(acc0, x_smem, y_smem, 0, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
-        if R * S > 1:
-            acc1 = _tap(acc1, x_smem, y_smem, 1, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
-        if R * S > 2:
-            acc2 = _tap(acc2, x_smem, y_smem, 2, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
-        if R * S > 3:
-            acc3 = _tap(acc3, x_smem, y_smem, 3, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
-        if R * S > 4:
-            acc4 = _tap(acc4, x_smem, y_smem, 4, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
-        if R * S > 5:
-            acc5 = _tap(acc5, x_smem, y_smem, 5, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
-        if R * S > 6:
-            acc6 = _tap(acc6, x_smem, y_smem, 6, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
-        if R * S > 7:
-            acc7 = _tap(acc7, x_smem, y_smem, 7, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
-        if R * S > 8:
-            acc8 = _tap(acc8, x_smem, y_smem, 8, BUF, S, HR, ROWS, STH, DLH, A_L, B_L)
-        return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8
+        """Every tap's dot over the item in buffer BUF (``accs``: one accumulator a tap)."""
+        new = ()
+        for t in gl.static_range(R * S):
+            new = new + (_tap(accs[t], x_smem, y_smem, t, BUF, S, HR, ROWS, STH, DLH, A_L,
+                              B_L),)
+        return new
 
     @gluon.jit
     def item_origin(item, TILES_H, TILES_W, ROWS: gl.constexpr, TILE_W: gl.constexpr):
@@ -97,16 +83,16 @@ if HAVE_GLUON:
         return rest // TILES_W, band * ROWS, (rest % TILES_W) * TILE_W
 
     @gluon.jit
-    def copy_halo(item, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw, dlw, TILES_H,
-                  TILES_W, sxn, sxh, sxw, BUF: gl.constexpr, R: gl.constexpr,
+    def copy_halo(n, oh0, ow0, live, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw, dlw,
+                  sxn, sxh, sxw, BUF: gl.constexpr, R: gl.constexpr,
                   S: gl.constexpr, HR: gl.constexpr, ROWS: gl.constexpr,
                   TILE_W: gl.constexpr, STH: gl.constexpr, DLH: gl.constexpr,
                   LX: gl.constexpr):
-        """Start copying the input rows an item's taps read into buffer BUF: S copies of HR
-        rows (row (BUF * S + s) * HR + i), copy s holding filter column s's input of each
-        output column (zeros past the input's edges, and for an item past ``end``); one
-        row a warp at a time, so no rows are padded to a power of two."""
-        n, oh0, ow0 = item_origin(item, TILES_H, TILES_W, ROWS, TILE_W)
+        """Start copying the input rows the taps of an item (image n, first output row
+        oh0, first output column ow0) read into buffer BUF: S copies of HR rows (row
+        (BUF * S + s) * HR + i), copy s holding filter column s's input of each output
+        column (zeros past the input's edges, and everywhere unless ``live``); one row a
+        warp at a time, so no rows are padded to a power of two."""
         G: gl.constexpr = gl.num_warps()
         L_ROW: gl.constexpr = gl.SliceLayout(1, gl.SliceLayout(2, LX))
         L_COL: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, LX))
@@ -117,7 +103,7 @@ if HAVE_GLUON:
         for q in gl.static_range(HR // G):
             i = q * G + gl.arange(0, G, layout=L_ROW)
             ih = oh0 * STH - pdh + i
-            row_ok = ((item < end) & (i < (ROWS - 1) * STH + (R - 1) * DLH + 1) & (ih >= 0)
+            row_ok = (live & (i < (ROWS - 1) * STH + (R - 1) * DLH + 1) & (ih >= 0)
                       & (ih < H))
             row3 = gl.expand_dims(gl.expand_dims(n * sxn + ih * sxh, 1), 2)
             rok3 = gl.expand_dims(gl.expand_dims(row_ok, 1), 2)
@@ -137,9 +123,9 @@ if HAVE_GLUON:
                DLH: gl.constexpr, LX: gl.constexpr):
         """Start copying an item's input rows (``copy_halo``) and dY block into buffer
         BUF, as one cp.async group."""
-        copy_halo(item, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw, dlw, TILES_H,
-                  TILES_W, sxn, sxh, sxw, BUF, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
         n, oh0, ow0 = item_origin(item, TILES_H, TILES_W, ROWS, TILE_W)
+        copy_halo(n, oh0, ow0, item < end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw,
+                  dlw, sxn, sxh, sxw, BUF, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
         L_ROW: gl.constexpr = gl.SliceLayout(1, gl.SliceLayout(2, LX))
         L_COL: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, LX))
         L_CH: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(1, LX))
@@ -215,15 +201,9 @@ if HAVE_GLUON:
         k_ok = (ch < GPT * KG) & (k_glob < KTOT)
         first = pid_s * ITEMS_PER_SPLIT
         end = gl.minimum(first + ITEMS_PER_SPLIT, ITEMS)
-        acc0 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
-        acc1 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
-        acc2 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
-        acc3 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
-        acc4 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
-        acc5 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
-        acc6 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
-        acc7 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
-        acc8 = gl.zeros([BLOCK, BLOCK], gl.float32, MMA)
+        accs = ()
+        for _t in gl.static_range(R * S):
+            accs = accs + (gl.zeros([BLOCK, BLOCK], gl.float32, MMA),)
         # Two items an iteration, one a buffer, so every shared-memory offset is constant.
         _issue(first, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok, H, W, OH,
                OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn, syh, syw, 0, R, S, HR,
@@ -234,9 +214,7 @@ if HAVE_GLUON:
                    syh, syw, 1, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
             cp.wait_group(1)
             gl.thread_barrier()
-            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8 = _step(
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8, x_rows, y_rows, 0, R, S,
-                HR, ROWS, STH, DLH, A_L, B_L)
+            accs = _step(accs, x_rows, y_rows, 0, R, S, HR, ROWS, STH, DLH, A_L, B_L)
             # The next copies overwrite the buffer just read.
             gl.thread_barrier()
             _issue(first + it + 2, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob,
@@ -244,9 +222,7 @@ if HAVE_GLUON:
                    syh, syw, 0, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
             cp.wait_group(1)
             gl.thread_barrier()
-            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8 = _step(
-                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8, x_rows, y_rows, 1, R, S,
-                HR, ROWS, STH, DLH, A_L, B_L)
+            accs = _step(accs, x_rows, y_rows, 1, R, S, HR, ROWS, STH, DLH, A_L, B_L)
             gl.thread_barrier()
         cp.wait_group(0)
         offs_k = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, MMA))
@@ -258,33 +234,9 @@ if HAVE_GLUON:
                 & gl.expand_dims((offs_c < GPT * CG) & (cg_ < CTOT), 0)
                 & (gl.expand_dims(offs_k // KG, 1) == gl.expand_dims(offs_c // CG, 0)))
         c_loc = offs_c % CG
-        _store_tap(acc0, 0, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE, swk,
-                   swc, swr, sws, S, CG, SPLIT)
-        if R * S > 1:
-            _store_tap(acc1, 1, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
+        for t in gl.static_range(R * S):
+            _store_tap(accs[t], t, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
                        swk, swc, swr, sws, S, CG, SPLIT)
-        if R * S > 2:
-            _store_tap(acc2, 2, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
-                       swk, swc, swr, sws, S, CG, SPLIT)
-        if R * S > 3:
-            _store_tap(acc3, 3, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
-                       swk, swc, swr, sws, S, CG, SPLIT)
-        if R * S > 4:
-            _store_tap(acc4, 4, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
-                       swk, swc, swr, sws, S, CG, SPLIT)
-        if R * S > 5:
-            _store_tap(acc5, 5, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
-                       swk, swc, swr, sws, S, CG, SPLIT)
-        if R * S > 6:
-            _store_tap(acc6, 6, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
-                       swk, swc, swr, sws, S, CG, SPLIT)
-        if R * S > 7:
-            _store_tap(acc7, 7, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
-                       swk, swc, swr, sws, S, CG, SPLIT)
-        if R * S > 8:
-            _store_tap(acc8, 8, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
-                       swk, swc, swr, sws, S, CG, SPLIT)
-
 
 
 def halo_rows(geom, rows: int) -> int:

@@ -97,6 +97,16 @@ if HAVE_GLUON:
         return acc
 
     @gluon.jit
+    def _copy(item, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw, dlw, TILES_H,
+              TILES_W, sxn, sxh, sxw, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+              HR: gl.constexpr, ROWS: gl.constexpr, TILE_W: gl.constexpr, STH: gl.constexpr,
+              DLH: gl.constexpr, LX: gl.constexpr):
+        """``copy_halo`` of item ``item`` (nothing past ``end``)."""
+        n, oh0, ow0 = item_origin(item, TILES_H, TILES_W, ROWS, TILE_W)
+        copy_halo(n, oh0, ow0, item < end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw,
+                  dlw, sxn, sxh, sxw, BUF, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
+
+    @gluon.jit
     def _item_out(x_rows, y_ptr, item, end, pack, b0, b1, b2, b3, b4, b5, b6, b7, b8, KTOT,
                   OH, OW, TILES_H, TILES_W, syn, syh, syw, BUF: gl.constexpr,
                   KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
@@ -169,11 +179,11 @@ if HAVE_GLUON:
                          TRANSPOSED, LW, B_L)
         b8 = _filter_tap(w_ptr, 8, pack, KTOT, swk, swc, swr, sws, CG, KG, GPT, S, T, BLOCK,
                          TRANSPOSED, LW, B_L)
-        copy_halo(first, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw, dlw, TILES_H,
+        _copy(first, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw, dlw, TILES_H,
                   TILES_W, sxn, sxh, sxw, 0, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
         cp.commit_group()
         for it in range(0, ITEMS_PER_PROG, 2):
-            copy_halo(first + it + 1, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw,
+            _copy(first + it + 1, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw,
                       dlw, TILES_H, TILES_W, sxn, sxh, sxw, 1, R, S, HR, ROWS, TILE_W, STH, DLH,
                       LX)
             cp.commit_group()
@@ -183,7 +193,7 @@ if HAVE_GLUON:
                       b8, KTOT, OH, OW, TILES_H, TILES_W, syn, syh, syw, 0, KG, GPT, R, S, HR,
                       ROWS, STH, DLH, TILE_W, BLOCK, MMA, A_L)
             gl.thread_barrier()
-            copy_halo(first + it + 2, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw,
+            _copy(first + it + 2, end, x_smem, x_ptr, c_glob, c_ok, H, W, pdh, pdw, stw,
                       dlw, TILES_H, TILES_W, sxn, sxh, sxw, 0, R, S, HR, ROWS, TILE_W, STH, DLH,
                       LX)
             cp.commit_group()
