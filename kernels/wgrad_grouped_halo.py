@@ -209,21 +209,16 @@ if HAVE_GLUON:
                OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn, syh, syw, 0, R, S, HR,
                ROWS, TILE_W, STH, DLH, LX)
         for it in range(0, ITEMS_PER_SPLIT, 2):
-            _issue(first + it + 1, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob,
-                   k_ok, H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn,
-                   syh, syw, 1, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
-            cp.wait_group(1)
-            gl.thread_barrier()
-            accs = _step(accs, x_rows, y_rows, 0, R, S, HR, ROWS, STH, DLH, A_L, B_L)
-            # The next copies overwrite the buffer just read.
-            gl.thread_barrier()
-            _issue(first + it + 2, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob,
-                   k_ok, H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn,
-                   syh, syw, 0, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
-            cp.wait_group(1)
-            gl.thread_barrier()
-            accs = _step(accs, x_rows, y_rows, 1, R, S, HR, ROWS, STH, DLH, A_L, B_L)
-            gl.thread_barrier()
+            for buf in gl.static_range(2):
+                # Copy the next item into the other buffer, then reduce this one's.
+                _issue(first + it + buf + 1, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok,
+                       k_glob, k_ok, H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn,
+                       sxh, sxw, syn, syh, syw, 1 - buf, R, S, HR, ROWS, TILE_W, STH, DLH, LX)
+                cp.wait_group(1)
+                gl.thread_barrier()
+                accs = _step(accs, x_rows, y_rows, buf, R, S, HR, ROWS, STH, DLH, A_L, B_L)
+                # The next copies overwrite the buffer just read.
+                gl.thread_barrier()
         cp.wait_group(0)
         offs_k = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, MMA))
         offs_c = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
