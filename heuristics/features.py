@@ -25,7 +25,7 @@ from ..kernels.wgrad_gemm import split_steps
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 18
+SCHEMA_VERSION = 19
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
                     "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
@@ -38,7 +38,7 @@ GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise"
                  "wgrad_pointwise_tma", "dgrad_implicit_gemm_tma", "wgrad_implicit_gemm_tma",
                  "wgrad_stem", "wgrad_depthwise_taps", "dgrad_stem",
                  "wgrad_depthwise_rows", "wgrad_grouped_taps", "wgrad_staged_tma",
-                 "wgrad_grouped_halo")
+                 "wgrad_grouped_halo", "wgrad_depthwise_span")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
 # Forward families whose pixel tiles are TMA boxes of one or more images.
 _BOX_FAMILIES = frozenset(f.name for f in FAMILIES if isinstance(f, ImplicitGemmTmaFamily))

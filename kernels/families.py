@@ -23,6 +23,7 @@ from .pointwise_tma import PointwiseTmaFamily, PointwiseTmaPersistentFamily
 from .splitk import SplitKFamily
 from .stem import StemFamily
 from .wgrad_depthwise_rows import WgradDepthwiseRowsFamily
+from .wgrad_depthwise_span import WgradDepthwiseSpanFamily
 from .wgrad_depthwise_taps import WgradDepthwiseTapsFamily
 from .wgrad_gemm import WgradGemmFamily
 from .wgrad_grouped_halo import WgradGroupedHaloFamily
@@ -62,6 +63,7 @@ FAMILIES: list[KernelFamily] = [
     WgradStemFamily(),
     WgradDepthwiseTapsFamily(),
     WgradDepthwiseRowsFamily(),
+    WgradDepthwiseSpanFamily(),
     WgradGroupedTapsFamily(),
     WgradGroupedHaloFamily(),
     WgradStagedTmaFamily(),

@@ -167,6 +167,14 @@ CASES = [
     ("wgrad_depthwise_rows", G(n=1, c=16, k=16, g=16, h=10, w=9, r=4, s=4, stride=(1, 2, 3),
                                pad=(0, 1, 1), pad_hi=(0, 2, 2), dilation=(1, 2, 1),
                                dtype="float16", layout="channels_last")),
+    ("wgrad_depthwise_span", G(n=2, c=24, k=24, g=24, h=7, w=6, r=3, s=3, pad=(0, 1, 1))),
+    ("wgrad_depthwise_span", G(n=1, c=16, k=32, g=16, h=9, w=9, r=3, s=3, stride=(1, 2, 2),
+                               pad=(0, 1, 1), dtype="bfloat16")),  # multiplier 2
+    ("wgrad_depthwise_span", G(n=1, c=16, k=16, g=16, h=10, w=9, r=4, s=4, stride=(1, 2, 3),
+                               pad=(0, 1, 1), pad_hi=(0, 2, 2), dilation=(1, 2, 1),
+                               dtype="float16")),
+    ("wgrad_depthwise_span", G(n=2, c=143, k=143, g=143, h=5, w=12, r=3, s=3,
+                               pad=(0, 1, 1))),  # spans starting mid-pixel: the fold
     ("wgrad_grouped_taps", G(n=2, c=32, k=32, g=8, h=6, w=7, r=3, s=3, pad=(0, 1, 1),
                              layout="channels_last")),
     ("wgrad_grouped_taps", G(n=1, c=24, k=48, g=6, h=9, w=8, r=3, s=3, stride=(1, 2, 2),
@@ -364,7 +372,8 @@ def test_every_config_runs(family):
 
 @pytest.mark.parametrize("family", ["wgrad_gemm", "wgrad_direct", "wgrad_stem",
                                     "wgrad_depthwise_taps", "wgrad_depthwise_rows",
-                                    "wgrad_grouped_taps", "wgrad_staged_tma"])
+                                    "wgrad_depthwise_span", "wgrad_grouped_taps",
+                                    "wgrad_staged_tma"])
 def test_split_reduction_is_deterministic(family):
     fam = registry.family(family)
     g = {"wgrad_direct": 8, "wgrad_grouped_taps": 4}.get(
@@ -568,6 +577,30 @@ def test_dgrad_rule_runs_the_forward_rule_on_dy():
     assert grad_families(narrow, "wgrad", h100)[0][0] == "wgrad_gemm"
     assert grad_families(plain, "wgrad", h100)[0][0] == "wgrad_gemm"
 
+
+def test_depthwise_wgrad_rule_takes_spans_for_large_dy():
+    """The rule chooser puts wgrad_depthwise_span first from SPAN_WGRAD_MIN_DY elements of
+    dY (2D channels_last, where the family runs), and the rows family below that or
+    where spans do not apply."""
+    from convdispatch.dispatcher.choosers import SPAN_WGRAD_MIN_DY, grad_families
+    from convdispatch.kernels.device import lookup
+
+    h100 = lookup("h100")
+    big = ConvGeometry(n=32, c=144, k=144, g=144, h=56, w=56, r=3, s=3, pad=(0, 1, 1),
+                       layout="channels_last")  # MobileNetV2 features.3 at batch 32
+    assert big.gemm_m * big.k >= SPAN_WGRAD_MIN_DY
+    assert grad_families(big, "wgrad", h100)[0][:2] == ["wgrad_depthwise_span",
+                                                       "wgrad_depthwise_rows"]
+    small = dataclasses.replace(big, n=1, h=14, w=14)
+    assert small.gemm_m * small.k < SPAN_WGRAD_MIN_DY
+    assert grad_families(small, "wgrad", h100)[0][0] == "wgrad_depthwise_rows"
+    for other in (dataclasses.replace(big, layout="contiguous"),
+                  dataclasses.replace(big, d=4, t=3, pad=(1, 1, 1), dims=3)):
+        assert grad_families(other, "wgrad", h100)[0][0] == "wgrad_depthwise_rows"
+    from convdispatch import explain
+
+    rule = explain(big, gpu="h100", chooser="rule", direction="wgrad")
+    assert rule.candidate.family == "wgrad_depthwise_span"
 
 def test_forward_families_refuse_float64():
     geom = ConvGeometry(n=1, c=16, k=16, h=5, w=5, r=3, s=3, dtype="float64")

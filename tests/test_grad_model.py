@@ -66,6 +66,7 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
         pointwise_tma,
         splitk,
         wgrad_depthwise_rows,
+        wgrad_depthwise_span,
         wgrad_depthwise_taps,
         wgrad_gemm,
         wgrad_grouped_halo,
@@ -80,7 +81,8 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
     prepasses = (wgrad_staged_tma.stage_kernel,)
     for mod in (depthwise, depthwise_span, dgrad_forward, dgrad_gemm, dgrad_stem, grad_direct,
                 grouped_packed, grouped_rows, implicit_gemm, implicit_gemm_tma, pointwise,
-                pointwise_tma, splitk, wgrad_depthwise_rows, wgrad_depthwise_taps, wgrad_gemm,
+                pointwise_tma, splitk, wgrad_depthwise_rows, wgrad_depthwise_span,
+                wgrad_depthwise_taps, wgrad_gemm,
                 wgrad_grouped_halo, wgrad_grouped_taps, wgrad_implicit_gemm_tma, wgrad_staged_tma,
                 wgrad_stem):
         monkeypatch.setattr(mod, "launch_kernel", lambda k, grid, *a, **kw: (

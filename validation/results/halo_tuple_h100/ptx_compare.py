@@ -3,7 +3,7 @@
     python validation/results/halo_tuple_h100/ptx_compare.py [OLD_REV] > ptx_compare.md
 
 Compiles the kernel of the working tree and of OLD_REV (default 201c1c0, before the
-tuple accumulators) for five configs with tests/test_halo_wgrad.py's ``compile_sm90``
+tuple accumulators) for five configs with tests/test_halo_wgrad.py's ``ptx_sm90``
 (Triton's ptxas, no GPU), and reports each kernel body's instruction count and the lines
 that differ once register names are dropped.
 """
@@ -49,7 +49,7 @@ def body(ptx: str) -> list[str]:
 
 
 def bodies() -> list[list[str]]:
-    return [body(t.compile_sm90(g, c)) for g, c in CASES]
+    return [body(t.ptx_sm90(g, c)[0]) for g, c in CASES]
 
 
 def main(argv: list[str]) -> int:
