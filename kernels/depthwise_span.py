@@ -66,12 +66,7 @@ def depthwise_span_kernel(
         c_in = c_in.to(tl.int64)
     x_img = n * sxn
     taps = filter_taps(w_ptr, k, ok, swk, swr, sws, KR, KS)
-    col_ok = ()
-    col_off = ()
-    for ks in tl.static_range(KS):
-        iw = ow * stw - pdw + ks * dlw
-        col_ok = col_ok + (ok & (iw >= 0) & (iw < W),)
-        col_off = col_off + (iw * sxw + c_in * sxc,)
+    col_off, col_ok = column_loads(ow, c_in, ok, W, stw, pdw, dlw, sxw, sxc, KS)
     ih0 = oh0 * SH - pdh
     if HAS_BIAS:
         bias = tl.load(bias_ptr + k, mask=ok, other=0.0).to(tl.float32)
@@ -136,6 +131,19 @@ def _residual(res_ptr, n, oh, ow, k, ok, OH, srn, srh, srw, src, HAS_RES: tl.con
                        mask=ok & (oh < OH), other=0.0)
     else:
         return 0.0
+
+
+@triton.jit
+def column_loads(ow, c_in, ok, W, stw, pdw, dlw, sxw, sxc, KS: tl.constexpr):
+    """Each filter column's input offsets (column and channel) and masks for the span's
+    output columns ``ow``: what ``input_row`` adds a row offset to."""
+    col_off = ()
+    col_ok = ()
+    for ks in tl.static_range(KS):
+        iw = ow * stw - pdw + ks * dlw
+        col_ok = col_ok + (ok & (iw >= 0) & (iw < W),)
+        col_off = col_off + (iw * sxw + c_in * sxc,)
+    return col_off, col_ok
 
 
 @triton.jit

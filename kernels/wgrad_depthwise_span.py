@@ -25,7 +25,7 @@ import triton.language as tl
 
 from .base import Config, GradCall, next_pow2
 from .common import cdiv, needs_int64, row_loads, rows_limit, strides5
-from .depthwise_span import input_row
+from .depthwise_span import column_loads, input_row
 from .grad_common import DepthwiseWgradFamily, GradGrid, grad_acc
 from .launcher import launch_kernel
 from .splitk import split_rejects
@@ -112,12 +112,7 @@ def wgrad_depthwise_span_kernel(
     # The span never moves: its dY offsets, and each filter column's input offsets and
     # masks, are computed once; an item adds a scalar.
     y_off = col * syw + k * syc
-    col_ok = ()
-    col_off = ()
-    for ks in tl.static_range(KS):
-        iw = col * stw - pdw + ks * dlw
-        col_ok = col_ok + (ok & (iw >= 0) & (iw < W),)
-        col_off = col_off + (iw * sxw + c_in * sxc,)
+    col_off, col_ok = column_loads(col, c_in, ok, W, stw, pdw, dlw, sxw, sxc, KS)
     accs = ()
     for _t in tl.static_range(KR * KS):
         accs = accs + (tl.zeros((BLOCK,), dtype=ACC),)

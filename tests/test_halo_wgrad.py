@@ -4,6 +4,7 @@ rules; tests/test_gpu_grad.py runs it against torch on the GPU."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -57,7 +58,8 @@ def ptx_sm90(geom: ConvGeometry, cfg: Config) -> tuple[str, int]:
     return out.asm["ptx"], out.metadata.shared
 
 
-# Compiled in a fresh process: Triton 3.6's interpreter leaves some of its patches on
+# Compiled in a fresh process without the interpreter (as helpers.sm90_compile does for
+# the Triton kernels): Triton 3.6's interpreter leaves some of its patches on
 # triton.language behind after an interpreted kernel (triton.language.core's builtins,
 # seen after the first interpreted test of a run), and one full CPU run of the suite saw
 # the Gluon frontend then fail in all four cases on a tensor product ("'ir.value' object
@@ -77,8 +79,9 @@ def compile_sm90(case: int, tmp_path) -> str:
     """``ptx_sm90`` of COMPILE_CASES[case], in a child process; checks its shared memory."""
     geom, cfg, _ = COMPILE_CASES[case]
     out = tmp_path / "kernel.ptx"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     run = subprocess.run([sys.executable, "-c", _CHILD, str(Path(__file__).parent), str(case),
-                          str(out)], capture_output=True, text=True, timeout=240)
+                          str(out)], env=env, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stderr[-3000:]
     shared = int(run.stdout.split()[-1])
     assert shared <= H100.smem_bytes
