@@ -42,10 +42,11 @@ GROUPED_TAPS_CHANNELS = (4, 8)
 # lost on 6 of the 8 with 32 channels a group, all of its losses (call 142,
 # validation/results/grouped_halo_h100/family_gain.md).
 GROUPED_HALO_CHANNELS = 16
-# Elements of dY from which wgrad_depthwise_span goes before wgrad_depthwise_rows: from
-# 2^18 its best config beat the other families' on 33 of 37 swept depthwise problems and
-# lost by at most 4% on the other 4; below, it lost on 12 of 13 (0.57-0.99x: few items to
-# walk; calls 147-148, validation/results/depthwise_wgrad_span_h100/family_gain.md).
+# Elements of dY from which wgrad_depthwise_span goes before wgrad_depthwise_rows, in 16-bit
+# dtypes (the only ones swept): from 2^18 its best config beat the other families' on 33
+# of 37 swept float16 depthwise problems and lost by at most 4% on the other 4; below, it
+# lost on 12 of 13 (0.57-0.99x: few items to walk; calls 147-148,
+# validation/results/depthwise_wgrad_span_h100/span_threshold.md).
 SPAN_WGRAD_MIN_DY = 1 << 18
 
 
@@ -69,7 +70,7 @@ def grad_families(geom: ConvGeometry, direction: str,
         native, why = (["wgrad_depthwise_rows", "wgrad_depthwise_taps", direct, packed, gemm],
                        "depthwise: wgrad by FMA over runs of output rows, an accumulator a "
                        "tap")
-        if (geom.gemm_m * geom.k >= SPAN_WGRAD_MIN_DY
+        if (geom.elem_bytes == 2 and geom.gemm_m * geom.k >= SPAN_WGRAD_MIN_DY
                 and registry.family("wgrad_depthwise_span").rejects(geom) is None):
             native, why = (["wgrad_depthwise_span", *native],
                            "depthwise: wgrad by FMA over fixed spans of dY's (column, channel) "

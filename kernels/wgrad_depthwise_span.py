@@ -252,14 +252,17 @@ class WgradDepthwiseSpanFamily(DepthwiseWgradFamily):
             return f"a {block}-element span holds fewer than the {geom.k} channels"
         if rows > max(1, next_pow2(oh)):
             return f"{rows} rows exceed the {oh} output rows"
+        tiles = self.grid(geom, cfg)
         if split > 1:
-            tiles = self.grid(geom, cfg)
             why = split_rejects(tiles.programs, tiles.k_steps, split, device, min_run=4)
             if why:
                 return why
-            ws = split * tiles.tiles_n * geom.k * geom.r * geom.s * 4
-            if ws > MAX_WORKSPACE_BYTES:
-                return f"SPLIT_K={split} needs {ws >> 20} MiB of workspace"
+        # Every span writes a partial dW (one slice a span and split) unless there is one.
+        slices = split * tiles.tiles_n
+        ws = slices * geom.k * geom.r * geom.s * 4
+        if slices > 1 and ws > MAX_WORKSPACE_BYTES:
+            return (f"{tiles.tiles_n} spans x SPLIT_K={split} need {ws >> 20} MiB of "
+                    "workspace")
         return self.hard_ok(geom, cfg, device)
 
     def launch(self, call: GradCall, cfg: Config) -> None:

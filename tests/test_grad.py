@@ -370,6 +370,31 @@ def test_every_config_runs(family):
             assert rel_err(out, ref) < 1e-5, str(cfg)
 
 
+
+@pytest.mark.parametrize("geom,cfg", [
+    # multiplier 2 over 7 spans starting mid-pixel, 4 splits of 3, 3, 3 and 1 items, the
+    # next item's window loaded ahead (num_stages=2)
+    (G(n=2, c=24, k=48, g=24, h=10, w=7, r=3, s=3, stride=(1, 2, 1), pad=(0, 1, 1),
+       layout="channels_last"),
+     Config(BLOCK_M=1, BLOCK_N=256, SPLIT_K=4, num_warps=2, num_stages=2)),
+    # more channels than a span holds (2100 > 2048: a span is part of a pixel), splits of
+    # 2, 2, 2 and 1 items
+    (G(n=1, c=2100, k=2100, g=2100, h=7, w=2, r=3, s=1, pad=(0, 1, 0),
+       layout="channels_last"),
+     Config(BLOCK_M=1, BLOCK_N=2048, SPLIT_K=4, num_warps=8, num_stages=1)),
+], ids=["mult2-spans-split-prefetch", "k-over-span"])
+def test_depthwise_span_wgrad_spans_and_splits(geom, cfg):
+    """wgrad_depthwise_span where several spans and splits meet (each span and split a
+    slice of the fixed-order reduction), against float64 torch."""
+    from convdispatch.kernels.wgrad_depthwise_span import span_layout
+
+    spans, _, items = span_layout(geom, cfg["BLOCK_M"], cfg["BLOCK_N"])
+    assert spans > 1 and items > cfg["SPLIT_K"]
+    x, w, dy = grad_tensors(geom, seed=5)
+    with torch.backends.cudnn.flags(allow_tf32=False):
+        out = run_family("wgrad_depthwise_span", cfg, geom, x, w, dy)
+    assert rel_err(out, grad_ref(geom, "wgrad", x, w, dy)) < 1e-5
+
 @pytest.mark.parametrize("family", ["wgrad_gemm", "wgrad_direct", "wgrad_stem",
                                     "wgrad_depthwise_taps", "wgrad_depthwise_rows",
                                     "wgrad_depthwise_span", "wgrad_grouped_taps",
@@ -580,8 +605,8 @@ def test_dgrad_rule_runs_the_forward_rule_on_dy():
 
 def test_depthwise_wgrad_rule_takes_spans_for_large_dy():
     """The rule chooser puts wgrad_depthwise_span first from SPAN_WGRAD_MIN_DY elements of
-    dY (2D channels_last, where the family runs), and the rows family below that or
-    where spans do not apply."""
+    dY in 16-bit dtypes (2D channels_last, where the family runs), and the rows family
+    below that or where spans do not apply."""
     from convdispatch.dispatcher.choosers import SPAN_WGRAD_MIN_DY, grad_families
     from convdispatch.kernels.device import lookup
 
@@ -594,7 +619,10 @@ def test_depthwise_wgrad_rule_takes_spans_for_large_dy():
     small = dataclasses.replace(big, n=1, h=14, w=14)
     assert small.gemm_m * small.k < SPAN_WGRAD_MIN_DY
     assert grad_families(small, "wgrad", h100)[0][0] == "wgrad_depthwise_rows"
+    assert grad_families(dataclasses.replace(big, dtype="bfloat16"), "wgrad",
+                         h100)[0][0] == "wgrad_depthwise_span"
     for other in (dataclasses.replace(big, layout="contiguous"),
+                  dataclasses.replace(big, dtype="float32"),  # spans swept in 16 bits only
                   dataclasses.replace(big, d=4, t=3, pad=(1, 1, 1), dims=3)):
         assert grad_families(other, "wgrad", h100)[0][0] == "wgrad_depthwise_rows"
     from convdispatch import explain

@@ -622,20 +622,29 @@ def test_backward_bench_summary_keeps_full_passes_apart():
 
 
 def test_same_choices_reports_rows_whose_choice_moved(tmp_path, capsys):
+    from convdispatch.data.problems import problem_by_id
+    from convdispatch.dispatcher import decide
     from convdispatch.validation import same_choices
 
     spec = KNOWN["h100"]
     pid = "mobilenet_v2/features.3.conv.1.0/n32/float16"
     now = {d: same_choices.choice(pid, d, spec) for d in ("forward", "wgrad", "full")}
-    assert now["full"].endswith(" & " + now["wgrad"])
+    picks = {d: decide(problem_by_id(pid).geom, spec, direction=d).candidate.id
+             for d in ("forward", "dgrad", "wgrad")}
+    assert now == {"forward": picks["forward"], "wgrad": picks["wgrad"],
+                   "full": f"{picks['dgrad']} & {picks['wgrad']}"}
+    assert picks["forward"].startswith("depthwise") and picks["dgrad"].startswith("dgrad_")
     bench = tmp_path / "bench.csv"
     pd.DataFrame({"problem_id": [pid] * 3, "direction": ["forward", "wgrad", "full"],
                   "chosen": [now["forward"], "wgrad_gemm:SPLIT_K=1", now["full"]]}
                  ).to_csv(bench, index=False)
     n, diff = same_choices.differing(str(bench), spec)
-    assert (n, diff) == (3, [(pid, "wgrad_gemm:SPLIT_K=1", now["wgrad"])])
-    assert same_choices.main([str(bench)]) == 0
+    assert (n, diff) == (3, [(f"{pid} wgrad", "wgrad_gemm:SPLIT_K=1", now["wgrad"])])
+    assert same_choices.main([str(bench)]) == 1
     assert "| 3 | 2 |" in capsys.readouterr().out
+    pd.DataFrame({"problem_id": [pid], "chosen": [now["forward"]]}).to_csv(bench, index=False)
+    assert same_choices.differing(str(bench), spec) == (1, [])
+    assert same_choices.main([str(bench)]) == 0
     pd.DataFrame({"problem_id": [pid]}).to_csv(bench, index=False)
     with pytest.raises(ValueError, match="no column"):
         same_choices.differing(str(bench), spec)

@@ -6,8 +6,9 @@ A retrained model (a new feature schema, say) may keep every choice of the model
 benchmark measured; then that benchmark's numbers stand for it. For each benchmark CSV
 (``bench_layers`` or ``bench_backward`` output: problem_id, chosen and, for gradients,
 direction), this decides every row's problem with the shipped models for the GPU and
-prints a markdown table of the rows whose choice differs. A ``full`` row (one backward
-pass) holds ``dgrad choice & wgrad choice``.
+prints a markdown table of the rows whose choice differs; like ``diff``, it exits 1 where
+any row differs. A ``full`` row (one backward pass) holds ``dgrad choice & wgrad
+choice``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def choice(pid: str, direction: str, spec) -> str:
 
 
 def differing(path: str, spec) -> tuple[int, list[tuple[str, str, str]]]:
-    """(rows, [(problem_id, recorded choice, choice now)]) of one benchmark CSV."""
+    """(rows, [(row, recorded choice, choice now)]) of one benchmark CSV; a row is named by
+    its problem id, and by its direction too where the CSV has one."""
     rows = pd.read_csv(path)
     missing = {"problem_id", "chosen"} - set(rows.columns)
     if missing:
@@ -42,7 +44,8 @@ def differing(path: str, spec) -> tuple[int, list[tuple[str, str, str]]]:
     for pid, recorded, direction in zip(rows.problem_id, rows.chosen, dirs, strict=True):
         now = choice(pid, direction, spec)
         if now != recorded:
-            out.append((pid, recorded, now))
+            name = pid if "direction" not in rows.columns else f"{pid} {direction}"
+            out.append((name, recorded, now))
     return len(rows), out
 
 
@@ -58,11 +61,13 @@ def main(argv: list[str] | None = None) -> int:
           + " ".join(a.bench) + "`.\n")
     print("| benchmark | rows | same choice | differing (recorded -> now) |")
     print("|---|---|---|---|")
+    moved = 0
     for path in a.bench:
         n, diff = differing(path, spec)
+        moved += len(diff)
         text = "; ".join(f"{p} ({r} -> {c})" for p, r, c in diff) or "-"
         print(f"| `{path}` | {n} | {n - len(diff)} | {text} |")
-    return 0
+    return 1 if moved else 0
 
 
 if __name__ == "__main__":
