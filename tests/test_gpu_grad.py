@@ -40,6 +40,10 @@ CASES = {
                                      stride=(1, 2, 2), pad=(0, 1, 1)),
     "depthwise5x5_s2": ConvGeometry(n=4, c=240, k=240, g=240, h=27, w=29, r=5, s=5,
                                     stride=(1, 2, 2), pad=(0, 2, 2)),
+    # an odd channel count: spans start mid-pixel (wgrad_depthwise_span's one-warp configs
+    # summed wrong here on the H100, call 147, and left its space)
+    "depthwise_c143": ConvGeometry(n=45, c=143, k=143, g=143, h=13, w=13, r=3, s=3,
+                                   pad=(0, 1, 1)),
     "depthwise7x7": ConvGeometry(n=8, c=256, k=256, g=256, h=28, w=28, r=7, s=7, pad=(0, 3, 3)),
     "stem": ConvGeometry(n=4, c=3, k=64, h=224, w=224, r=7, s=7, stride=(1, 2, 2),
                          pad=(0, 3, 3)),
