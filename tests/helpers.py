@@ -170,17 +170,26 @@ def sm90_compile(module: str, kernel: str, constexprs: dict, boxes: dict,
     dtype. Pointers, and the integers named in ``divisible``, are taken as multiples of
     16, as a launch on aligned tensors specializes them."""
     import json
+
+    opts = {"num_warps": num_warps, "num_stages": num_stages, "divisible": list(divisible)}
+    return json.loads(run_without_interpreter(_SM90_COMPILE, module, kernel,
+                                              json.dumps(constexprs), json.dumps(boxes),
+                                              json.dumps(opts)))
+
+
+def run_without_interpreter(code: str, *args: str, timeout: float = 300) -> str:
+    """stdout of ``python -c code args...`` in a fresh process without TRITON_INTERPRET:
+    sm_90 compiles there see no state an interpreted kernel of this process left behind
+    (Triton 3.6's interpreter leaves triton.language.core patched)."""
     import os
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    opts = {"num_warps": num_warps, "num_stages": num_stages, "divisible": list(divisible)}
-    done = subprocess.run([sys.executable, "-c", _SM90_COMPILE, module, kernel,
-                           json.dumps(constexprs), json.dumps(boxes), json.dumps(opts)],
-                          env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
 
 
 class PickFamily:

@@ -370,7 +370,6 @@ def test_every_config_runs(family):
             assert rel_err(out, ref) < 1e-5, str(cfg)
 
 
-
 @pytest.mark.parametrize("geom,cfg", [
     # multiplier 2 over 7 spans starting mid-pixel, 4 splits of 3, 3, 3 and 1 items, the
     # next item's window loaded ahead (num_stages=2)
@@ -394,6 +393,7 @@ def test_depthwise_span_wgrad_spans_and_splits(geom, cfg):
     with torch.backends.cudnn.flags(allow_tf32=False):
         out = run_family("wgrad_depthwise_span", cfg, geom, x, w, dy)
     assert rel_err(out, grad_ref(geom, "wgrad", x, w, dy)) < 1e-5
+
 
 @pytest.mark.parametrize("family", ["wgrad_gemm", "wgrad_direct", "wgrad_stem",
                                     "wgrad_depthwise_taps", "wgrad_depthwise_rows",
@@ -629,6 +629,7 @@ def test_depthwise_wgrad_rule_takes_spans_for_large_dy():
 
     rule = explain(big, gpu="h100", chooser="rule", direction="wgrad")
     assert rule.candidate.family == "wgrad_depthwise_span"
+
 
 def test_forward_families_refuse_float64():
     geom = ConvGeometry(n=1, c=16, k=16, h=5, w=5, r=3, s=3, dtype="float64")

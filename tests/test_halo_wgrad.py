@@ -4,10 +4,7 @@ rules; tests/test_gpu_grad.py runs it against torch on the GPU."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ from convdispatch.kernels.wgrad_grouped_halo import (
     WgradGroupedHaloFamily,
     halo_consts,
 )
+from helpers import run_without_interpreter
 
 pytestmark = pytest.mark.skipif(not HAVE_GLUON, reason="this Triton has no Gluon")
 
@@ -58,12 +56,9 @@ def ptx_sm90(geom: ConvGeometry, cfg: Config) -> tuple[str, int]:
     return out.asm["ptx"], out.metadata.shared
 
 
-# Compiled in a fresh process without the interpreter (as helpers.sm90_compile does for
-# the Triton kernels): Triton 3.6's interpreter leaves some of its patches on
-# triton.language behind after an interpreted kernel (triton.language.core's builtins,
-# seen after the first interpreted test of a run), and one full CPU run of the suite saw
-# the Gluon frontend then fail in all four cases on a tensor product ("'ir.value' object
-# has no attribute 'dtype'"); four other runs, compiling in-process, passed.
+# Compiled in a fresh process (helpers.run_without_interpreter): one full CPU run of the
+# suite, compiling in-process after interpreted kernels, saw the Gluon frontend fail in all
+# four cases on a tensor product ("'ir.value' object has no attribute 'dtype'").
 _CHILD = """
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -79,11 +74,8 @@ def compile_sm90(case: int, tmp_path) -> str:
     """``ptx_sm90`` of COMPILE_CASES[case], in a child process; checks its shared memory."""
     geom, cfg, _ = COMPILE_CASES[case]
     out = tmp_path / "kernel.ptx"
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    run = subprocess.run([sys.executable, "-c", _CHILD, str(Path(__file__).parent), str(case),
-                          str(out)], env=env, capture_output=True, text=True, timeout=240)
-    assert run.returncode == 0, run.stderr[-3000:]
-    shared = int(run.stdout.split()[-1])
+    shared = int(run_without_interpreter(_CHILD, str(Path(__file__).parent), str(case),
+                                         str(out), timeout=240).split()[-1])
     assert shared <= H100.smem_bytes
     assert shared >= FAM.smem_bytes(geom, cfg)
     return out.read_text()

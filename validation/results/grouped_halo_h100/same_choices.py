@@ -16,10 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
-from convdispatch.data.problems import problem_by_id
-from convdispatch.dispatcher import decide
 from convdispatch.kernels.device import lookup
+from convdispatch.validation.same_choices import differing
 
 HERE = Path(__file__).parent
 RES = HERE.parent
@@ -42,13 +40,9 @@ def main() -> int:
     print("| suite | direction | layers | same choice as recorded | differing |")
     print("|---|---|---|---|---|")
     for name, direction, path in RECORDED:
-        rows = pd.read_csv(path)
-        differ = []
-        for pid, chosen in zip(rows.problem_id, rows.chosen, strict=True):
-            got = decide(problem_by_id(pid).geom, spec, direction=direction).candidate.id
-            if got != chosen:
-                differ.append(f"{pid} ({chosen} -> {got})")
-        print(f"| {name} | {direction} | {len(rows)} | {len(rows) - len(differ)} | "
+        n, diff = differing(path, spec)
+        differ = [f"{pid.split(' ')[0]} ({chosen} -> {got})" for pid, chosen, got in diff]
+        print(f"| {name} | {direction} | {n} | {n - len(differ)} | "
               f"{'; '.join(differ) or '-'} |")
     return 0
 
