@@ -20,17 +20,18 @@ from ..kernels.device import DeviceSpec
 from ..kernels.families import FAMILIES
 from ..kernels.geometry import DTYPES, ConvGeometry
 from ..kernels.grad_common import forward_gemm_view
+from ..kernels.grouped_flat import GroupedFlatFamily
 from ..kernels.implicit_gemm_tma import ImplicitGemmTmaFamily, box_images
 from ..kernels.wgrad_gemm import split_steps
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
                     "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
                     "depthwise_span", "pointwise_tma", "implicit_gemm_tma",
-                    "pointwise_tma_persistent", "implicit_gemm_tma_persistent")
+                    "pointwise_tma_persistent", "implicit_gemm_tma_persistent", "grouped_flat")
 GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise",
                  "wgrad_gemm", "wgrad_packed", "wgrad_direct", "dgrad_implicit_gemm",
                  "dgrad_splitk", "dgrad_pointwise", "dgrad_pointwise_tma",
@@ -38,10 +39,13 @@ GRAD_FAMILIES = ("dgrad_gemm", "dgrad_packed", "dgrad_direct", "dgrad_depthwise"
                  "wgrad_pointwise_tma", "dgrad_implicit_gemm_tma", "wgrad_implicit_gemm_tma",
                  "wgrad_stem", "wgrad_depthwise_taps", "dgrad_stem",
                  "wgrad_depthwise_rows", "wgrad_grouped_taps", "wgrad_staged_tma",
-                 "wgrad_grouped_halo", "wgrad_depthwise_span")
+                 "wgrad_grouped_halo", "wgrad_depthwise_span", "wgrad_grouped_flat",
+                 "dgrad_grouped_flat")
 FAMILY_NAMES = FORWARD_FAMILIES + GRAD_FAMILIES
 # Forward families whose pixel tiles are TMA boxes of one or more images.
 _BOX_FAMILIES = frozenset(f.name for f in FAMILIES if isinstance(f, ImplicitGemmTmaFamily))
+# Forward families whose pixel tiles are items of whole output rows (``items``).
+_ITEM_FAMILIES = {f.name: f for f in FAMILIES if isinstance(f, GroupedFlatFamily)}
 # The direction each family computes (a model is trained per direction), as registered.
 FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
 
@@ -59,7 +63,8 @@ FAMILY_KIND = {"implicit_gemm": "gemm", "pointwise": "gemm", "pointwise_tma": "g
                "implicit_gemm_tma_persistent": "gemm",
                "grouped_gemm": "gemm",
                "splitk": "gemm", "stem": "flat", "grouped_direct": "direct",
-               "grouped_packed": "packed", "grouped_rows": "packed", "depthwise": "direct",
+               "grouped_packed": "packed", "grouped_rows": "packed", "grouped_flat": "packed",
+               "depthwise": "direct",
                "depthwise_rows": "direct", "depthwise_span": "span",
                **dict.fromkeys(GRAD_FAMILIES, "grad")}
 # grad: the tile counts, waves and waste come from the family's launch grid
@@ -73,8 +78,9 @@ _GEOM_NAMES = (
     "gemm_m", "gemm_n", "gemm_k", "log2_gemm_m", "log2_gemm_n", "log2_gemm_k",
     "log2_flops", "log2_min_bytes", "arith_intensity", "sm_count",
 )
+# ITEMS: pixel tiles one program walks (grouped_flat).
 _KNOB_NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages",
-               "TILE_W", "L1_TAPS")
+               "TILE_W", "L1_TAPS", "ITEMS")
 _DERIVED_NAMES = (
     "tiles_m", "tiles_n", "k_steps", "k_steps_per_program", "programs", "log2_programs",
     "waves", "waves_ceil", "tail_frac", "wave_eff", "waste_m", "waste_n", "waste_k",
@@ -227,7 +233,7 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, :_N_GEOM] = geometry_vector(geom, device)
     d = _N_GEOM + _N_FAM + _N_KNOB
     out[:, _N_GEOM:d] = tab[:, :_T_KIND]
-    bm, bn, bk, _, split, _, stages, tile_w, _ = tab[:, _T_KNOB:_T_KIND].T
+    bm, bn, bk, _, split, _, stages, tile_w, _, walks = tab[:, _T_KNOB:_T_KIND].T
     gemm, flat, direct, packed, grad, span = tab[:, _T_KIND:_T_EXTRA].T
     bk_eff, tile_mn, tile_int, acc = tab[:, _T_EXTRA:].T
 
@@ -259,6 +265,9 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     images = boxes[:, 1]
     tiles_m = np.where(tiled, np.ceil(geom.n / images) * od * np.ceil(oh / th) * np.ceil(ow / tw),
                        np.ceil(m / bm))
+    for i, cand in enumerate(candidates):
+        if cand.family in _ITEM_FAMILIES:  # items of whole grid rows (kernels/flat_grid.py)
+            tiles_m[i] = _ITEM_FAMILIES[cand.family].items(geom, cand.config)
     # span: BLOCK_M rows x BLOCK_N / K pixels (all channels); as pixel tiles, with every
     # channel in one "channel tile" of BLOCK_N / (pixels a span) = K.
     if span.any():
@@ -276,7 +285,7 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     span_w = (tw - 1) * st_w + (geom.s - 1) * dl_w + 1
     halo = span_h * span_w / (th * tw)
     tiles_n = np.where(packed > 0, np.ceil(g / gpt), np.ceil(np.maximum(n_dim, 1.0) / bn))
-    programs = tiles_m * tiles_n * groups * split
+    programs = np.ceil(tiles_m / np.maximum(walks, 1.0)) * tiles_n * groups * split
     sms = float(max(device.sm_count, 1))
     waves = programs / sms
     waves_ceil = np.ceil(waves)

@@ -35,6 +35,8 @@ _DEPTHWISE_ROWS_TILES = ((4, 8, 64, 4), (8, 8, 32, 2), (2, 16, 32, 4), (16, 8, 6
 _DEPTHWISE_SPAN_TILES = ((4, 128, 1), (4, 512, 4), (8, 256, 2), (2, 1024, 8))
 # (ROWS, TILE_W, BLOCK_N, num_warps) of grouped_rows.
 _GROUPED_ROWS_TILES = ((4, 16, 16, 2), (4, 16, 32, 4), (8, 32, 16, 4))
+# (BLOCK_M flat positions, BLOCK_N, ITEMS, num_warps) of grouped_flat.
+_FLAT_TILES = ((64, 16, 2, 2), (128, 16, 4, 4), (64, 32, 2, 4))
 _PACKED_TILES = ((64, 32, 32, 4, 3), (128, 64, 32, 4, 3), (128, 64, 64, 8, 3),
                  (256, 128, 64, 8, 3))
 
@@ -68,6 +70,11 @@ def builtin_candidates(geom: ConvGeometry, device: DeviceSpec) -> list[Candidate
             out += [Candidate("grouped_rows", Config(BLOCK_M=th * tw, TILE_W=tw, BLOCK_N=bn,
                                                      num_warps=wp, num_stages=1))
                     for th, tw, bn, wp in _GROUPED_ROWS_TILES if bn >= geom.kg]
+        if (2 <= geom.cg <= 32 and geom.kg <= 32 and geom.dims == 2 and geom.c % 16 == 0
+                and geom.layout == "channels_last" and geom.dtype != "float32"):
+            out += [Candidate("grouped_flat", Config(BLOCK_M=bm, BLOCK_N=bn, ITEMS=items,
+                                                     num_warps=wp, num_stages=1))
+                    for bm, bn, items, wp in _FLAT_TILES if bn >= max(geom.cg, geom.kg)]
         if geom.cg == 1:
             out += [Candidate("depthwise", Config(BLOCK_M=th * tw, TILE_W=tw, BLOCK_N=bn,
                                                   num_warps=wp, num_stages=1))
@@ -129,7 +136,7 @@ def synthetic_latency_us(geom: ConvGeometry, cand: Candidate, device: DeviceSpec
     if cand.family == "stem":
         n_dim, groups = geom.k, 1
         k_pad = math.ceil(geom.gemm_k / bk) * bk
-    elif cand.family in ("grouped_packed", "grouped_rows"):
+    elif cand.family in ("grouped_packed", "grouped_rows", "grouped_flat"):
         # GPT whole groups a program; block-diagonal weights multiply zeros too.
         gpt = max(1, min(bn // geom.kg, geom.g))
         n_dim, groups = math.ceil(geom.g / gpt) * bn, 1

@@ -49,6 +49,7 @@ from .depthwise import DepthwiseFamily
 from .depthwise_span import span_grid
 from .geometry import ConvGeometry
 from .grad_common import GradFamily, GradGrid
+from .grouped_flat import GroupedFlatFamily
 from .grouped_packed import GroupedPackedFamily
 from .grouped_rows import GroupedRowsFamily
 from .implicit_gemm import ImplicitGemmFamily
@@ -199,6 +200,13 @@ def unreached_phases(phases: tuple[Phase, ...]) -> tuple[int, int, int]:
     return tuple(masks)  # type: ignore[return-value]
 
 
+def pixel_tiles(forward: KernelFamily, geom, cfg: Config) -> int:
+    """Programs a forward family's launch runs over the output pixels of ``geom``: its
+    own count where it has one (``pixel_tiles``), else BLOCK_M pixels a program."""
+    own = getattr(forward, "pixel_tiles", None)
+    return own(geom, cfg) if own else pixel_grid(geom, cfg["BLOCK_M"], cfg.get("TILE_W", 0))[0]
+
+
 class ForwardDgradFamily(GradFamily):
     """dgrad by one forward family on the forward problem of ``forward_problem``.
 
@@ -218,6 +226,7 @@ class ForwardDgradFamily(GradFamily):
         self.configs = forward.dgrad_configs
         self.dtypes = forward.dtypes
         self.always_offer = forward.always_offer
+        self.interpreted = forward.interpreted
         # The GEMM and packed launchers read the stored filter with its channel axes
         # swapped (``ConvCall.transposed_w``); a depthwise filter's are 1 x 1 blocks.
         self.transposes = kind in ("gemm", "packed")
@@ -271,7 +280,7 @@ class ForwardDgradFamily(GradFamily):
         if self.kind == "gemm":
             bk = cfg["BLOCK_K"]
             return GradGrid(m=tg.gemm_m, n=tg.kg, red=tg.gemm_k, block_m=bm, block_n=bn,
-                            tiles_m=pixel_grid(tg, bm, cfg.get("TILE_W", 0))[0],
+                            tiles_m=pixel_tiles(self.forward, tg, cfg),
                             tiles_n=cdiv(tg.kg, bn), mult=tg.g,
                             k_steps=taps * cdiv(tg.cg, bk), k_block=bk)
         if self.kind == "packed":
@@ -279,7 +288,7 @@ class ForwardDgradFamily(GradFamily):
             run = gpt * tg.cg
             bk = cfg.get("BLOCK_K", run)
             return GradGrid(m=tg.gemm_m, n=gpt * tg.kg, red=taps * run, block_m=bm,
-                            block_n=bn, tiles_m=pixel_grid(tg, bm, cfg.get("TILE_W", 0))[0],
+                            block_n=bn, tiles_m=pixel_tiles(self.forward, tg, cfg),
                             tiles_n=cdiv(tg.g, gpt), mult=1, k_steps=taps * cdiv(run, bk),
                             k_block=bk)
         if self.kind == "span":
@@ -288,7 +297,7 @@ class ForwardDgradFamily(GradFamily):
                             tiles_m=programs, tiles_n=1, mult=1, k_steps=taps, k_block=1,
                             fma=True)
         return GradGrid(m=tg.gemm_m, n=tg.k, red=taps, block_m=bm, block_n=bn,
-                        tiles_m=pixel_grid(tg, bm, cfg.get("TILE_W", 0))[0],
+                        tiles_m=pixel_tiles(self.forward, tg, cfg),
                         tiles_n=cdiv(tg.k, bn), mult=1, k_steps=taps, k_block=1, fma=True)
 
     @staticmethod
@@ -346,6 +355,7 @@ FORWARD_DGRAD_FAMILIES = (
     ForwardDgradFamily(ImplicitGemmTmaFamily(), "gemm", lattice=False),
     ForwardDgradFamily(GroupedPackedFamily(), "packed"),
     ForwardDgradFamily(GroupedRowsFamily(), "packed"),
+    ForwardDgradFamily(GroupedFlatFamily(), "packed"),
     ForwardDgradFamily(DepthwiseFamily(), "direct"),
     # dgrad_depthwise_span (kernels/dgrad_depthwise_span.py) follows: at a stride it runs
     # a kernel of its own.

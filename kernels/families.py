@@ -13,6 +13,7 @@ from .dgrad_stem import DgradStemFamily
 from .grad_direct import DgradDirectFamily, WgradDirectFamily
 from .grad_packed import DgradPackedFamily, WgradPackedFamily
 from .grouped_direct import GroupedDirectFamily
+from .grouped_flat import GroupedFlatFamily
 from .grouped_gemm import GroupedGemmFamily
 from .grouped_packed import GroupedPackedFamily
 from .grouped_rows import GroupedRowsFamily
@@ -26,6 +27,7 @@ from .wgrad_depthwise_rows import WgradDepthwiseRowsFamily
 from .wgrad_depthwise_span import WgradDepthwiseSpanFamily
 from .wgrad_depthwise_taps import WgradDepthwiseTapsFamily
 from .wgrad_gemm import WgradGemmFamily
+from .wgrad_grouped_flat import WgradGroupedFlatFamily
 from .wgrad_grouped_halo import WgradGroupedHaloFamily
 from .wgrad_grouped_taps import WgradGroupedTapsFamily
 from .wgrad_implicit_gemm_tma import WgradImplicitGemmTmaFamily
@@ -43,6 +45,7 @@ FAMILIES: list[KernelFamily] = [
     GroupedGemmFamily(),
     GroupedPackedFamily(),
     GroupedRowsFamily(),
+    GroupedFlatFamily(),
     DepthwiseFamily(),
     DepthwiseRowsFamily(),
     DepthwiseSpanFamily(),
@@ -66,5 +69,6 @@ FAMILIES: list[KernelFamily] = [
     WgradDepthwiseSpanFamily(),
     WgradGroupedTapsFamily(),
     WgradGroupedHaloFamily(),
+    WgradGroupedFlatFamily(),
     WgradStagedTmaFamily(),
 ]

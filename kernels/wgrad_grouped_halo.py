@@ -49,6 +49,19 @@ except ImportError:  # pragma: no cover - depends on the Triton build
 MAX_HALO_TAPS = 9  # accumulators the kernel holds, one a filter tap
 
 
+def copy_alignment_rejects(geom, *channels: int) -> str | None:
+    """Why the Gluon families' cp.async copies of pixels of ``channels`` channels cannot
+    be compiled: a copy of 4 bytes or more needs its address proven aligned, and Triton
+    proves that from integer arguments divisible by 16 only (a pixel's stride is its
+    channel count; call 158: 440 channels compiled to 2-byte copies, which cp.async does
+    not have)."""
+    for c in channels:
+        if c % 16:
+            return (f"{c} channels a pixel: the copies' alignment is proven from multiples "
+                    "of 16 only")
+    return None
+
+
 if HAVE_GLUON:
 
     @gluon.jit
@@ -143,19 +156,31 @@ if HAVE_GLUON:
         cp.commit_group()
 
     @gluon.jit
-    def _store_tap(acc, T: gl.constexpr, dw_ptr, ws_ptr, pid_s, k_glob, c_loc, mask, KTOT,
-                   WS_STRIDE, swk, swc, swr, sws, S: gl.constexpr, CG: gl.constexpr,
-                   SPLIT: gl.constexpr):
-        """Tap T's block-diagonal part of ``acc`` into dW or the split's slice."""
-        if not SPLIT:
-            off = (gl.expand_dims(k_glob * swk, 1) + gl.expand_dims(c_loc * swc, 0)
-                   + (T // S) * swr + (T % S) * sws)
-            gl.store(dw_ptr + off, acc.to(dw_ptr.dtype.element_ty), mask=mask)
-        else:
-            # Workspace [SPLIT_K slices, R*S, K, C/G] as in wgrad_gemm.
-            off = (gl.expand_dims(k_glob * CG, 1)
-                   + gl.expand_dims(T * (KTOT * CG) + c_loc, 0))
-            gl.store(ws_ptr + pid_s.to(gl.int64) * WS_STRIDE + off, acc, mask=mask)
+    def store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
+                   sws, CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr,
+                   BLOCK: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+                   SPLIT: gl.constexpr, MMA: gl.constexpr):
+        """Each tap's [BLOCK, BLOCK] accumulator of a pack of GPT groups (``accs``, in the
+        MMA layout), its block-diagonal part only, into dW or the split's float32 slice of
+        the workspace [SPLIT_K slices, R*S, K, C/G] (as in wgrad_gemm)."""
+        offs_k = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, MMA))
+        offs_c = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
+        k_glob = pack * (GPT * KG) + offs_k
+        c_glob = pack * (GPT * CG) + offs_c
+        # Output channel k and input channel c of one group.
+        mask = (gl.expand_dims((offs_k < GPT * KG) & (k_glob < KTOT), 1)
+                & gl.expand_dims((offs_c < GPT * CG) & (c_glob < CTOT), 0)
+                & (gl.expand_dims(offs_k // KG, 1) == gl.expand_dims(offs_c // CG, 0)))
+        c_loc = offs_c % CG
+        for t in gl.static_range(R * S):
+            if not SPLIT:
+                off = (gl.expand_dims(k_glob * swk, 1) + gl.expand_dims(c_loc * swc, 0)
+                       + (t // S) * swr + (t % S) * sws)
+                gl.store(dw_ptr + off, accs[t].to(dw_ptr.dtype.element_ty), mask=mask)
+            else:
+                off = (gl.expand_dims(k_glob * CG, 1)
+                       + gl.expand_dims(t * (KTOT * CG) + c_loc, 0))
+                gl.store(ws_ptr + pid_s.to(gl.int64) * WS_STRIDE + off, accs[t], mask=mask)
 
     @gluon.jit
     def wgrad_grouped_halo_kernel(
@@ -220,18 +245,8 @@ if HAVE_GLUON:
                 # The next copies overwrite the buffer just read.
                 gl.thread_barrier()
         cp.wait_group(0)
-        offs_k = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, MMA))
-        offs_c = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
-        kg_ = pack * (GPT * KG) + offs_k
-        cg_ = pack * (GPT * CG) + offs_c
-        # Only the block-diagonal part: output channel k and input channel c of one group.
-        mask = (gl.expand_dims((offs_k < GPT * KG) & (kg_ < KTOT), 1)
-                & gl.expand_dims((offs_c < GPT * CG) & (cg_ < CTOT), 0)
-                & (gl.expand_dims(offs_k // KG, 1) == gl.expand_dims(offs_c // CG, 0)))
-        c_loc = offs_c % CG
-        for t in gl.static_range(R * S):
-            _store_tap(accs[t], t, dw_ptr, ws_ptr, pid_s, kg_, c_loc, mask, KTOT, WS_STRIDE,
-                       swk, swc, swr, sws, S, CG, SPLIT)
+        store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
+                   sws, CG, KG, GPT, BLOCK, R, S, SPLIT, MMA)
 
 
 def halo_rows(geom, rows: int) -> int:
@@ -285,8 +300,8 @@ class WgradGroupedHaloFamily(GradFamily):
             return f"{geom.r}x{geom.s} filter: more than the {MAX_HALO_TAPS} taps it holds"
         if geom.layout != "channels_last":
             return "cp.async copies runs of a pixel's channels: channels_last only"
-        if geom.c % 4 or geom.k % 4:
-            return f"{geom.c} in / {geom.k} out channels: 8-byte copies need multiples of 4"
+        if reason := copy_alignment_rejects(geom, geom.c, geom.k):
+            return reason
         if max(geom.n * geom.c * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
             return "tensors of 2**31 elements or more: its offsets are 32-bit"
         return None

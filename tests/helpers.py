@@ -192,6 +192,35 @@ def run_without_interpreter(code: str, *args: str, timeout: float = 300) -> str:
     return done.stdout
 
 
+def gluon_ptx_sm90(kernel, pointers: dict[str, str], constexprs: dict, aligned: tuple,
+                   num_warps: int) -> tuple[str, int]:
+    """PTX for sm_90 and shared memory in bytes of a Gluon kernel whose arguments are the
+    ``pointers`` (name: Triton pointer type, such as "*fp16"), 32-bit integers and the
+    ``constexprs``; the ``aligned`` arguments are 16-byte aligned pointers or multiples of
+    16 (as Triton specialises them at a real launch). No GPU needed."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    names = kernel.arg_names
+    sig = {n: pointers.get(n, "i32") for n in names}
+    sig.update(dict.fromkeys(constexprs, "constexpr"))
+    src = GluonASTSource(kernel, sig,
+                         constexprs={(names.index(c),): v for c, v in constexprs.items()},
+                         attrs={(names.index(n),): [["tt.divisibility", 16]] for n in aligned})
+    out = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
+    return out.asm["ptx"], out.metadata.shared
+
+
+def gluon_wgrad_ptx_sm90(kernel, dtype: str, constexprs: dict, num_warps: int) -> tuple[str, int]:
+    """``gluon_ptx_sm90`` of a Gluon wgrad kernel: dY, X and dW pointers of ``dtype``, the
+    float32 workspace, aligned strides and channel counts."""
+    el = {"float16": "*fp16", "bfloat16": "*bf16"}[dtype]
+    pointers = {"dy_ptr": el, "x_ptr": el, "dw_ptr": el, "ws_ptr": "*fp32"}
+    aligned = (*pointers, "syn", "syh", "syw", "sxn", "sxh", "sxw", "swk", "CTOT", "KTOT",
+               "WS_STRIDE")
+    return gluon_ptx_sm90(kernel, pointers, constexprs, aligned, num_warps)
+
 class PickFamily:
     """A chooser that picks one family's first candidate: decisions that record plans,
     unlike ``force``."""

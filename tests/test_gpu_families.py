@@ -30,7 +30,43 @@ CASES = {
     "stem": ConvGeometry(n=4, c=3, k=64, h=224, w=224, r=7, s=7, stride=(1, 2, 2),
                          pad=(0, 3, 3)),
     "splitk": ConvGeometry(n=1, c=512, k=512, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+    "grouped_flat": ConvGeometry(n=16, c=512, k=512, g=16, h=14, w=14, r=3, s=3,
+                                 stride=(1, 2, 2), pad=(0, 1, 1)),
 }
+
+FLAT_CASES = {
+    "cg32_7x7": (ConvGeometry(n=32, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+                 torch.float16, "relu"),
+    "cg4_56x56_s2_bf16": (ConvGeometry(n=4, c=128, k=128, g=32, h=56, w=56, r=3, s=3,
+                                       stride=(1, 2, 2), pad=(0, 1, 1), dtype="bfloat16"),
+                          torch.bfloat16, "silu"),
+    "cg16_dilated_odd": (ConvGeometry(n=3, c=64, k=96, g=4, h=15, w=19, r=3, s=2,
+                                      pad=(0, 2, 1), dilation=(1, 2, 3)), torch.float16, "gelu"),
+    "cg8_s3x2": (ConvGeometry(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2),
+                              pad=(0, 0, 2), dilation=(1, 2, 1)), torch.float16, "relu6"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FLAT_CASES))
+def test_grouped_flat_configs_with_epilogue(case):
+    """grouped_flat (Gluon; the interpreter cannot run it): every config it offers, with
+    bias, a residual and an activation fused, against torch in float32, into a poisoned
+    output."""
+    from convdispatch.dispatcher.fallback import ACTIVATION_FNS
+
+    geom, dtype, act = FLAT_CASES[case]
+    cands = [c for c in registry.candidates(geom, spec_of("cuda")) if c.family == "grouped_flat"]
+    assert cands
+    x, w, b = tensors(geom, dtype=dtype)
+    _, oh, ow = geom.out_spatial
+    res = torch.randn(geom.n, geom.k, oh, ow, device="cuda", dtype=dtype).to(
+        memory_format=torch.channels_last)
+    ref = ACTIVATION_FNS[act](reference(geom, x, w, b) + res.float())
+    for cand in cands:
+        out = torch.full(ref.shape, float("nan"), device="cuda", dtype=dtype).to(
+            memory_format=torch.channels_last)
+        run_candidate(cand, x, w, b, geom, activation=act, residual=res, out=out)
+        assert rel(out, ref) < (3e-2 if dtype == torch.bfloat16 else 1e-2), cand.id
 
 
 def tensors(geom, layout="channels_last", dtype=torch.float16, seed=0):

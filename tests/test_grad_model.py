@@ -58,6 +58,7 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
         dgrad_gemm,
         dgrad_stem,
         grad_direct,
+        grouped_flat,
         grouped_packed,
         grouped_rows,
         implicit_gemm,
@@ -69,6 +70,7 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
         wgrad_depthwise_span,
         wgrad_depthwise_taps,
         wgrad_gemm,
+        wgrad_grouped_flat,
         wgrad_grouped_halo,
         wgrad_grouped_taps,
         wgrad_implicit_gemm_tma,
@@ -80,11 +82,10 @@ def _launch_grids(monkeypatch, geom: ConvGeometry, cand, direction: str) -> list
     # Copies before the family's own grid: the staged X and dY of wgrad_staged_tma.
     prepasses = (wgrad_staged_tma.stage_kernel,)
     for mod in (depthwise, depthwise_span, dgrad_forward, dgrad_gemm, dgrad_stem, grad_direct,
-                grouped_packed, grouped_rows, implicit_gemm, implicit_gemm_tma, pointwise,
-                pointwise_tma, splitk, wgrad_depthwise_rows, wgrad_depthwise_span,
-                wgrad_depthwise_taps, wgrad_gemm,
-                wgrad_grouped_halo, wgrad_grouped_taps, wgrad_implicit_gemm_tma, wgrad_staged_tma,
-                wgrad_stem):
+                grouped_flat, grouped_packed, grouped_rows, implicit_gemm, implicit_gemm_tma,
+                pointwise, pointwise_tma, splitk, wgrad_depthwise_rows, wgrad_depthwise_span,
+                wgrad_depthwise_taps, wgrad_gemm, wgrad_grouped_flat, wgrad_grouped_halo,
+                wgrad_grouped_taps, wgrad_implicit_gemm_tma, wgrad_staged_tma, wgrad_stem):
         monkeypatch.setattr(mod, "launch_kernel", lambda k, grid, *a, **kw: (
             None if k in prepasses else grids.append(grid)))
     od, oh, ow = geom.out_spatial

@@ -17,7 +17,7 @@ from convdispatch.kernels.wgrad_grouped_halo import (
     WgradGroupedHaloFamily,
     halo_consts,
 )
-from helpers import run_without_interpreter
+from helpers import gluon_wgrad_ptx_sm90, run_without_interpreter
 
 pytestmark = pytest.mark.skipif(not HAVE_GLUON, reason="this Triton has no Gluon")
 
@@ -32,28 +32,15 @@ def G(**kw) -> ConvGeometry:
 
 
 def ptx_sm90(geom: ConvGeometry, cfg: Config) -> tuple[str, int]:
-    """The kernel's PTX for ``cfg`` on ``geom`` and its shared memory in bytes (16-byte
-    aligned pointers and strides, as Triton specialises them at a real launch)."""
-    import triton
+    """The kernel's PTX for ``cfg`` on ``geom`` and its shared memory in bytes."""
     from convdispatch.kernels.wgrad_grouped_halo import wgrad_grouped_halo_kernel as k
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
 
     rows = cfg["BLOCK_M"] // cfg["TILE_W"]
-    el = {"float16": "*fp16", "bfloat16": "*bf16"}[geom.dtype]
     cons = dict(CG=geom.cg, KG=geom.kg, GPT=FAM.gpt(geom, cfg), R=geom.r, S=geom.s,
                 ROWS=rows, TILE_W=cfg["TILE_W"], BLOCK=cfg["BLOCK_N"],
                 **halo_consts(geom, rows, cfg["num_warps"]), STH=geom.stride[1],
                 DLH=geom.dilation[1], SPLIT=cfg["SPLIT_K"] > 1)
-    sig = {n: (el if i < 3 else "*fp32") if i < 4 else "i32" for i, n in enumerate(k.arg_names)}
-    sig.update(dict.fromkeys(cons, "constexpr"))
-    aligned = [i for i, n in enumerate(k.arg_names) if n.endswith("_ptr") or n in (
-        "syn", "syh", "syw", "sxn", "sxh", "sxw", "swk", "CTOT", "KTOT", "WS_STRIDE")]
-    src = GluonASTSource(k, sig, constexprs={(k.arg_names.index(c),): v for c, v in cons.items()},
-                         attrs={(i,): [["tt.divisibility", 16]] for i in aligned})
-    out = triton.compile(src, target=GPUTarget("cuda", 90, 32),
-                         options={"num_warps": cfg["num_warps"]})
-    return out.asm["ptx"], out.metadata.shared
+    return gluon_wgrad_ptx_sm90(k, geom.dtype, cons, cfg["num_warps"])
 
 
 # Compiled in a fresh process (helpers.run_without_interpreter): one full CPU run of the
@@ -119,9 +106,11 @@ def test_kernel_compiles_for_sm90(case, tmp_path):
     assert sizes == copies, sizes
 
 
-def test_the_only_family_the_interpreter_cannot_run():
-    """A new Gluon family needs tests like these: the interpreter-run suites skip it."""
-    assert [f.name for f in registry.families(None) if not f.interpreted] == [FAM.name]
+def test_the_only_families_the_interpreter_cannot_run():
+    """A new Gluon family needs tests like these (this file, test_flat_grid.py): the
+    interpreter-run suites skip it."""
+    assert sorted(f.name for f in registry.families(None) if not f.interpreted) == sorted([
+        FAM.name, "wgrad_grouped_flat", "grouped_flat", "dgrad_grouped_flat"])
 
 
 def test_never_offered_to_the_interpreter():
@@ -140,7 +129,8 @@ def test_never_offered_to_the_interpreter():
     (G(n=1, c=32, k=32, g=2, h=8, w=8, r=5, s=5), "taps"),
     (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, layout="contiguous"), "channels_last"),
     (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, dtype="float32"), "float32"),
-    (G(n=1, c=61, k=122, g=61, h=8, w=8, r=3, s=3), "multiples of 4"),
+    (G(n=1, c=61, k=122, g=61, h=8, w=8, r=3, s=3), "multiples of 16"),
+    (G(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3), "multiples of 16"),
 ])
 def test_rules(geom, why):
     assert why in FAM.rejects(geom)

@@ -122,6 +122,13 @@ def _programs(geom: ConvGeometry, cand: Candidate) -> int:
         return m * cdiv(geom.g, min(c["BLOCK_N"] // geom.kg, geom.g)) * c.get("SPLIT_K", 1)
     if cand.family == "stem":
         return m * cdiv(geom.k, c["BLOCK_N"])
+    if cand.family == "grouped_flat":  # ITEMS items of whole output rows a program
+        from convdispatch.kernels.flat_grid import flat_consts
+
+        _, oh, _ = geom.out_spatial
+        items = geom.n * cdiv(oh, flat_consts(geom, c["BLOCK_M"])["ROWS"])
+        gpt = max(1, min(c["BLOCK_N"] // max(geom.kg, geom.cg), geom.g))
+        return cdiv(items, c["ITEMS"]) * cdiv(geom.g, gpt)
     return m * cdiv(geom.kg, c["BLOCK_N"]) * geom.g * c.get("SPLIT_K", 1)
 
 

@@ -1,0 +1,90 @@
+"""The flat grid that the ``*_grouped_flat`` Gluon families lay an item out on.
+
+An item is ROWS output rows of one image, flattened on a grid WP = OW + BMAX columns wide
+(BMAX: the largest filter column offset in input phase columns), P positions in all (a
+power of two, at least ROWS * WP). The input is held as stride-phase images on the same
+grid: phase (rho, sigma) holds X[i * STH + rho - pad_h, j * STW + sigma - pad_w] for grid
+row i (counted from the item's first output row) and column j. Filter tap (r, s) then
+reads phase ((r * DLH) % STH, (s * DLW) % STW) at the constant flat shift
+(r * DLH // STH) * WP + s * DLW // STW: output position f of the item meets input
+position f + shift of that phase. Each tap's operand is therefore one run of rows of
+shared memory whatever the map's width, and the input crosses L2 once.
+
+Shared memory holds rows of BLOCK channels: NPH phase images of XP rows a buffer. A
+Gluon slice must start on a multiple of its length, so ``tap_rows`` indexes a view whose
+layout covers the channels only (an index starts anywhere) and reads the rows from there.
+"""
+
+from __future__ import annotations
+
+from .base import next_pow2
+from .wgrad_grouped_halo import HAVE_GLUON
+
+
+def flat_consts(geom, positions: int) -> dict:
+    """The flat layout of an item of ``positions`` (P) flat positions: grid width WP, its
+    ROWS output rows, the XNEED phase positions its taps read, their power-of-two
+    allocation XP (the largest tap shift past P) and the phase images a buffer holds, NPH
+    (stride_h x stride_w rounded up to a power of two, as Gluon shapes must be)."""
+    _, oh, ow = geom.out_spatial
+    _, sth, stw = geom.stride
+    _, dlh, dlw = geom.dilation
+    amax = (geom.r - 1) * dlh // sth
+    bmax = (geom.s - 1) * dlw // stw
+    wp = ow + bmax
+    rows = max(1, min(positions // wp, oh))
+    return dict(WP=wp, ROWS=rows, P=positions, XNEED=(rows + amax) * wp,
+                XP=next_pow2(positions + amax * wp + bmax), NPH=next_pow2(sth * stw))
+
+
+def flat_rejects(geom, largest: int) -> str | None:
+    """Why no item of at most ``largest`` positions holds a grid row of ``geom``."""
+    wp = flat_consts(geom, largest)["WP"]
+    if wp > largest:
+        return (f"{geom.out_spatial[2]} output columns: a {wp}-wide grid row does not fit "
+                f"the {largest} positions of the largest item")
+    return None
+
+
+if HAVE_GLUON:
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
+
+    @gluon.jit
+    def copy_phases(x_smem, x_ptr, n, oh0, live, ch, cok, H, W, pdh, pdw, sxn, sxh, sxw,
+                    BUF: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
+                    XNEED: gl.constexpr, NPH: gl.constexpr, STH: gl.constexpr,
+                    STW: gl.constexpr, LX: gl.constexpr):
+        """Start copying (cp.async, uncommitted) the stride-phase images of the item whose
+        first output row is oh0 of image n into buffer BUF: XP positions each, the first
+        XNEED holding what the taps read; zeros past the input's edges, past XNEED and
+        everywhere unless ``live``. ``ch`` / ``cok``: [1, BLOCK] channels and their mask
+        (layout LX)."""
+        f = gl.arange(0, XP, layout=gl.SliceLayout(1, LX))
+        gi = f // WP
+        gj = f % WP
+        for ph in gl.static_range(STH * STW):
+            ih = (oh0 + gi) * STH + (ph // STW) - pdh
+            iw = gj * STW + (ph % STW) - pdw
+            ok = live & (f < XNEED) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+            row = gl.expand_dims(n * sxn + ih * sxh + iw * sxw, 1)
+            cp.async_copy_global_to_shared(x_smem.slice((BUF * NPH + ph) * XP, XP),
+                                           x_ptr + (row + ch),
+                                           mask=gl.expand_dims(ok, 1) & cok)
+
+    @gluon.jit
+    def tap_rows(x_rows, T: gl.constexpr, FIRST: gl.constexpr, LEN: gl.constexpr,
+                 BUF: gl.constexpr, S: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
+                 NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr,
+                 DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
+                 SH: gl.constexpr):
+        """The LEN rows that filter tap T reads for output positions FIRST.. of the item in
+        buffer BUF, as a [LEN, BLOCK] view (layout SH) of ``x_rows`` (the phase images as
+        rows of a channels-only layout)."""
+        # The phase and the shift are written into the index: assigned to a local name,
+        # a constant becomes a tensor.
+        return x_rows.index(
+            (BUF * NPH + ((T // S) * DLH % STH) * STW + (T % S) * DLW % STW) * XP
+            + ((T // S) * DLH // STH) * WP + (T % S) * DLW // STW + FIRST
+        )._reinterpret(x_rows.dtype, [LEN, BLOCK], SH)

@@ -1,0 +1,300 @@
+"""2D grouped convolution with few channels a group, on a flat grid of stride phases (Gluon).
+
+``grouped_packed`` loads its input tile once a filter tap (nine times from L2 for 3x3)
+and ``grouped_rows`` sums TILE_W >= 16 columns a dot, so 7- and 14-column maps idle most
+of every tile. Here an item is ROWS output rows of one image laid out on the flat grid of
+``flat_grid`` (P positions), for a pack of GPT whole groups (BLOCK output channels): a
+program copies an item's input once into shared memory as stride-phase images
+(cp.async), holds every tap's block-diagonal [BLOCK, BLOCK] filter tile beside it, and
+each tap is one mma of the [P, BLOCK] run of rows at the tap's flat shift with that tile,
+accumulated in registers; the epilogue (bias, residual, activation) stores the
+positions that are output pixels. A program walks two or more items (the filter tiles
+load once), the next item's copies in flight while this one's mmas run.
+
+As in ``grouped_packed``, the zeros of the block-diagonal tile are multiplied: an Inf
+or NaN in one group's input turns the same pixel's outputs of the pack's other groups
+into NaN. Through ``dgrad_forward`` the same kernel computes the gradient of the input
+(``dgrad_grouped_flat``): it reads the stored filter transposed (TRANSPOSED) and its taps
+reversed (negative tap strides from the last tap).
+
+Gluon has no interpreter: tests/test_flat_grid.py compiles it for sm_90 on the CPU;
+tests/test_gpu_families.py and tests/test_gpu_grad.py run it.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+
+from .base import Config, ConvCall, KernelFamily
+from .common import cdiv, oriented_filter, out_args, strides5
+from .flat_grid import flat_consts, flat_rejects
+from .grad_packed import few_channel_groups_rejects, square_pack_gpt, square_pack_rejects
+from .launcher import launch_kernel
+from .wgrad_grouped_halo import (
+    GLUON_TESTED,
+    HAVE_GLUON,
+    TRITON_RELEASE,
+    copy_alignment_rejects,
+)
+
+if HAVE_GLUON:
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
+    from triton.experimental.gluon.language.nvidia.ampere import mma_v2
+
+    from .flat_grid import copy_phases, tap_rows
+
+    @gluon.jit
+    def _activate(x, ACT: gl.constexpr):
+        """``common.activate``'s activations (NaN propagates as in torch)."""
+        if ACT == 1:
+            x = gl.where(x < 0, 0.0, x)
+        elif ACT == 2:
+            x = gl.where(x < 0, 0.0, gl.where(x > 6.0, 6.0, x))
+        elif ACT == 3:
+            x = 0.5 * x * (1.0 + gl.erf(x * 0.7071067811865476))
+        elif ACT == 4:
+            x = x / (1.0 + gl.exp(-x))
+        return x
+
+    @gluon.jit
+    def _issue(item, end, x_smem, x_ptr, ch, cok, H, W, pdh, pdw, TILES_H, sxn, sxh, sxw,
+               BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
+               XNEED: gl.constexpr, NPH: gl.constexpr, STH: gl.constexpr,
+               STW: gl.constexpr, LX: gl.constexpr):
+        """Start copying an item's phase images into buffer BUF (one cp.async group)."""
+        copy_phases(x_smem, x_ptr, item // TILES_H, (item % TILES_H) * ROWS, item < end,
+                    ch, cok, H, W, pdh, pdw, sxn, sxh, sxw, BUF, WP, XP, XNEED, NPH, STH,
+                    STW, LX)
+        cp.commit_group()
+
+    @gluon.jit
+    def _item(x_rows, w_smem, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+              P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, NPH: gl.constexpr,
+              STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
+              BLOCK: gl.constexpr, SH: gl.constexpr, MMA: gl.constexpr, A_L: gl.constexpr,
+              B_L: gl.constexpr):
+        """The item in buffer BUF: every tap's mma of its P-row run with the tap's tile."""
+        acc = gl.zeros([P, BLOCK], gl.float32, MMA)
+        for t in gl.static_range(R * S):
+            a = tap_rows(x_rows, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
+                         SH).load(A_L)
+            b = w_smem.index(t).permute((1, 0)).load(B_L)
+            acc = mma_v2(a, b, acc)
+        return acc
+
+    @gluon.jit
+    def _epilogue(acc, item, end, pack, out_ptr, syn, syc, syh, syw, bias_ptr, res_ptr, srn,
+                  src, srh, srw, K, OH, OW, TILES_H, KG: gl.constexpr, GPT: gl.constexpr,
+                  ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
+                  BLOCK: gl.constexpr, ACT: gl.constexpr, HAS_BIAS: gl.constexpr,
+                  HAS_RES: gl.constexpr, MMA: gl.constexpr):
+        """Bias, residual and activation, then the store of the item's positions that are
+        output pixels (none unless the item is below ``end``)."""
+        n = item // TILES_H
+        oh0 = (item % TILES_H) * ROWS
+        f = gl.arange(0, P, layout=gl.SliceLayout(1, MMA))
+        j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
+        p = f // WP
+        q = f % WP
+        oh = oh0 + p
+        k_glob = pack * (GPT * KG) + j
+        m_ok = (item < end) & (p < ROWS) & (q < OW) & (oh < OH)
+        k_ok = (j < GPT * KG) & (k_glob < K)
+        mask = gl.expand_dims(m_ok, 1) & gl.expand_dims(k_ok, 0)
+        if HAS_BIAS:
+            bias = gl.load(bias_ptr + k_glob, mask=k_ok, other=0.0)
+            acc = acc + gl.expand_dims(bias.to(gl.float32), 0)
+        if HAS_RES:
+            r_off = (gl.expand_dims(n * srn + oh * srh + q * srw, 1)
+                     + gl.expand_dims(k_glob * src, 0))
+            acc = acc + gl.load(res_ptr + r_off, mask=mask, other=0.0).to(gl.float32)
+        acc = _activate(acc, ACT)
+        y_off = gl.expand_dims(n * syn + oh * syh + q * syw, 1) + gl.expand_dims(k_glob * syc, 0)
+        gl.store(out_ptr + y_off, acc.to(out_ptr.dtype.element_ty), mask=mask)
+
+    @gluon.jit
+    def grouped_flat_kernel(
+        x_ptr, w_ptr, out_ptr, syn, syc, syh, syw,
+        bias_ptr, res_ptr, srn, src, srh, srw,
+        C, K, H, W, OH, OW, pdh, pdw, TILES_H, ITEMS, ITEMS_PER_PROGRAM,
+        sxn, sxh, sxw, swk, swc, swr, sws,
+        CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
+        S: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
+        XP: gl.constexpr, XNEED: gl.constexpr, NPH: gl.constexpr, BLOCK: gl.constexpr,
+        STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
+        ACT: gl.constexpr, HAS_BIAS: gl.constexpr, HAS_RES: gl.constexpr,
+        TRANSPOSED: gl.constexpr,
+    ):
+        NW: gl.constexpr = gl.num_warps()
+        TC: gl.constexpr = BLOCK // 8
+        LX: gl.constexpr = gl.BlockedLayout([1, 8], [32 // TC, TC], [NW, 1], [1, 0])
+        # Filter tiles: runs of 8 input channels (contiguous in a channels_last filter).
+        LW: gl.constexpr = gl.BlockedLayout([1, 8], [32 // TC, TC], [NW, 1], [1, 0])
+        MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
+                                                      warps_per_cta=[NW, 1],
+                                                      instr_shape=[16, 8])
+        A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
+        B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
+        SH: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1,
+                                                   order=[1, 0])
+        ROW: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
+        pack = gl.program_id(0)
+        first = gl.program_id(1) * ITEMS_PER_PROGRAM
+        end = gl.minimum(first + ITEMS_PER_PROGRAM, ITEMS)
+        x_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [2 * NPH * XP, BLOCK], SH)
+        x_rows = x_smem._reinterpret(x_ptr.dtype.element_ty, [2 * NPH * XP, BLOCK], ROW)
+        # Every tap's filter tile, rows = output channels of the pack.
+        w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [R * S, BLOCK, BLOCK], SH)
+        ch = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
+        c_glob = gl.expand_dims(pack * (GPT * CG) + ch, 0)
+        cok = gl.expand_dims(ch < GPT * CG, 0) & (c_glob < C)
+        _issue(first, end, x_smem, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H, sxn, sxh,
+               sxw, 0, ROWS, WP, XP, XNEED, NPH, STH, STW, LX)
+        # The filter tiles load while the first item's copies are in flight.
+        k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LW))
+        c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LW))
+        kw = gl.expand_dims(pack * (GPT * KG) + k_rel, 1)
+        cw = gl.expand_dims(c_rel, 0)
+        w_ok = ((gl.expand_dims(k_rel // KG, 1) == cw // CG)
+                & gl.expand_dims(k_rel < GPT * KG, 1) & (cw < GPT * CG) & (kw < K))
+        if TRANSPOSED:
+            # The stored filter's rows are this problem's input channels (dgrad).
+            w_off = (kw % KG) * swk + (pack * (GPT * CG) + cw) * swc
+        else:
+            w_off = kw * swk + (cw % CG) * swc
+        for t in gl.static_range(R * S):
+            tile = gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws), mask=w_ok,
+                           other=0.0)
+            w_smem.index(t).store(tile)
+        # Two items an iteration, one a buffer, so every shared-memory offset is constant.
+        for it in range(0, ITEMS_PER_PROGRAM, 2):
+            for buf in gl.static_range(2):
+                item = first + it + buf
+                _issue(item + 1, end, x_smem, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H,
+                       sxn, sxh, sxw, 1 - buf, ROWS, WP, XP, XNEED, NPH, STH, STW, LX)
+                cp.wait_group(1)
+                gl.thread_barrier()
+                acc = _item(x_rows, w_smem, buf, R, S, P, WP, XP, NPH, STH, STW, DLH, DLW,
+                            BLOCK, SH, MMA, A_L, B_L)
+                # The next copies overwrite the buffer just read.
+                gl.thread_barrier()
+                _epilogue(acc, item, end, pack, out_ptr, syn, syc, syh, syw, bias_ptr,
+                          res_ptr, srn, src, srh, srw, K, OH, OW, TILES_H, KG, GPT, ROWS, WP,
+                          P, BLOCK, ACT, HAS_BIAS, HAS_RES, MMA)
+        cp.wait_group(0)
+
+
+# Filter taps the kernel unrolls (each a [BLOCK, BLOCK] tile in shared memory).
+MAX_FLAT_TAPS = 9
+# Flat positions an item (BLOCK_M); (BLOCK_N, num_warps): the mma warps split the
+# positions in sixteens; ITEMS a program walks (its filter tiles load once, its items
+# alternate buffers in pairs).
+FLAT_POSITIONS = (64, 128, 256)
+FLAT_TILES = ((16, 2), (16, 4), (32, 2), (32, 4))
+FLAT_ITEMS = (2, 4, 8)
+
+
+class GroupedFlatFamily(KernelFamily):
+    name = "grouped_flat"
+    summary = ("2D grouped conv, few channels a group (Gluon): an item's input copied once "
+               "as stride-phase images on a flat grid, each tap one mma of a shifted run "
+               "of rows with a block-diagonal filter tile")
+    dtypes = ("float16", "bfloat16")
+    interpreted = False
+    configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=wp, num_stages=1)
+                    for items in FLAT_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_TILES)
+
+    def supports(self, geom) -> str | None:
+        if not HAVE_GLUON:
+            return "this Triton has no Gluon (triton.experimental.gluon)"
+        if TRITON_RELEASE not in GLUON_TESTED:
+            return (f"a Gluon kernel checked on Triton {GLUON_TESTED}, not "
+                    f"{triton.__version__}")
+        if reason := few_channel_groups_rejects(geom):
+            return reason
+        if geom.dims != 2:
+            return "2D convolutions only"
+        if geom.r * geom.s > MAX_FLAT_TAPS:
+            return f"{geom.r}x{geom.s} filter: more than the {MAX_FLAT_TAPS} taps it unrolls"
+        if geom.layout != "channels_last":
+            return "cp.async copies runs of a pixel's channels: channels_last only"
+        if reason := copy_alignment_rejects(geom, geom.c):
+            return reason
+        if max(geom.n * geom.c * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
+            return "tensors of 2**31 elements or more: its offsets are 32-bit"
+        return flat_rejects(geom, FLAT_POSITIONS[-1])
+
+    @staticmethod
+    def gpt(geom, cfg: Config) -> int:
+        """Whole groups a BLOCK_N x BLOCK_N filter tile packs."""
+        return square_pack_gpt(geom, cfg["BLOCK_N"])
+
+    def items(self, geom, cfg: Config) -> int:
+        """Items of ``geom``: ROWS output rows of one image each."""
+        return geom.n * cdiv(geom.out_spatial[1], flat_consts(geom, cfg["BLOCK_M"])["ROWS"])
+
+    def pixel_tiles(self, geom, cfg: Config) -> int:
+        """Programs along the output pixels (launch grid axis 1): ITEMS items each."""
+        return cdiv(self.items(geom, cfg), cfg["ITEMS"])
+
+    def smem_bytes(self, geom, cfg: Config) -> int:
+        c = flat_consts(geom, cfg["BLOCK_M"])
+        bn = cfg["BLOCK_N"]
+        return (2 * c["NPH"] * c["XP"] + geom.r * geom.s * bn) * bn * geom.elem_bytes
+
+    def hard_ok(self, geom, cfg, device) -> str | None:
+        if device.key != "interpreter" and device.capability < (8, 0):
+            return "needs mma.sync and cp.async (compute capability 8.0 or newer)"
+        if reason := square_pack_rejects(geom, cfg["BLOCK_N"]):
+            return reason
+        c = flat_consts(geom, cfg["BLOCK_M"])
+        if c["WP"] > c["P"]:
+            return f"BLOCK_M={c['P']} positions hold no row of the {c['WP']}-wide grid"
+        if self.gpt(geom, cfg) * geom.cg % 4:
+            return (f"packs of {self.gpt(geom, cfg)} groups of {geom.cg} input channels do "
+                    "not start on 8 bytes")
+        if cfg["num_warps"] > cfg["BLOCK_M"] // 16:
+            return f"num_warps={cfg['num_warps']} exceeds BLOCK_M={cfg['BLOCK_M']} / 16"
+        return super().hard_ok(geom, cfg, device)
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        _, oh, _ = geom.out_spatial
+        bn = cfg["BLOCK_N"]
+        if bn > 16 and max(geom.cg, geom.kg) <= 16:
+            return f"BLOCK_N={bn}: groups of {max(geom.cg, geom.kg)} fit the 16-wide tile"
+        c = flat_consts(geom, cfg["BLOCK_M"])
+        if c["P"] > FLAT_POSITIONS[0] and c["P"] >= 2 * c["WP"] * oh:
+            return f"BLOCK_M={c['P']} is twice the image's {c['WP'] * oh} flat positions"
+        items = cfg["ITEMS"]
+        if items > FLAT_ITEMS[0]:
+            programs = self.pixel_tiles(geom, cfg) * cdiv(geom.g, self.gpt(geom, cfg))
+            if programs < device.sm_count:
+                return f"ITEMS={items} leaves {programs} programs for {device.sm_count} SMs"
+        return self.hard_ok(geom, cfg, device)
+
+    def launch(self, call: ConvCall, cfg: Config) -> None:
+        g = call.geom
+        bn = cfg["BLOCK_N"]
+        c = flat_consts(g, cfg["BLOCK_M"])
+        gpt = self.gpt(g, cfg)
+        _, oh, ow = g.out_spatial
+        # The copies read runs of a pixel's channels (a view that breaks that is copied
+        # first).
+        x = (call.x if call.x.stride(1) == 1
+             else call.x.contiguous(memory_format=torch.channels_last_3d))
+        sxn, _, _, sxh, sxw = strides5(x)
+        w, sw = oriented_filter(call)
+        out, syn, syc, _, syh, syw, bias, res, srn, src, _, srh, srw = out_args(call)
+        launch_kernel(
+            grouped_flat_kernel, (cdiv(g.g, gpt), self.pixel_tiles(g, cfg)),
+            x, w, out, syn, syc, syh, syw, bias, res, srn, src, srh, srw,
+            g.c, g.k, g.h, g.w, oh, ow, g.pad[1], g.pad[2], cdiv(oh, c["ROWS"]),
+            self.items(g, cfg), cfg["ITEMS"],
+            sxn, sxh, sxw, sw[0], sw[1], sw[3], sw[4],
+            CG=g.cg, KG=g.kg, GPT=gpt, R=g.r, S=g.s, BLOCK=bn, STH=g.stride[1],
+            STW=g.stride[2], DLH=g.dilation[1], DLW=g.dilation[2], ACT=call.activation,
+            HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
+            TRANSPOSED=call.transposed_w, num_warps=cfg["num_warps"], **c)

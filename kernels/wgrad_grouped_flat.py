@@ -1,0 +1,266 @@
+"""Gradient of a few-channel grouped filter over flattened, zero-padded stride-phase images.
+
+``wgrad_grouped_halo`` reduces one output row of TILE_W >= 16 columns an mma, so 7- and
+14-column maps (ResNeXt-50's layer3 and layer4) idle half or more of every dot, and it
+copies the input S times. Here (Gluon) an item's dY and input are laid out on the flat
+grid of ``flat_grid`` (the input copied once, as stride-phase images; dY zero past the
+map's columns and the item's rows), so each filter tap's operand is one shifted run of
+shared memory and an mma reduces 16 flat positions whatever the map's width. As in
+``wgrad_grouped_halo``: a pack of whole groups a [BLOCK, BLOCK] tile (block-diagonal),
+two items an iteration double-buffered through cp.async, splits added in a fixed order
+(``wgrad_gemm.reduce_splits``): no atomics.
+
+Gluon has no interpreter: tests/test_flat_grid.py compiles it for sm_90 on the CPU (and
+replays the layout's index arithmetic in torch); tests/test_gpu_grad.py runs it.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+
+from .base import Config, GradCall
+from .common import cdiv, strides5
+from .flat_grid import flat_consts, flat_rejects
+from .grad_common import GradFamily, GradGrid
+from .grad_packed import few_channel_groups_rejects, square_pack_gpt, square_pack_rejects
+from .launcher import launch_kernel
+from .wgrad_gemm import split_ok, split_slices
+from .wgrad_grouped_halo import (
+    GLUON_TESTED,
+    HALO_SPLITS,
+    HALO_TILES,
+    HAVE_GLUON,
+    MAX_HALO_TAPS,
+    TRITON_RELEASE,
+    copy_alignment_rejects,
+)
+
+if HAVE_GLUON:
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
+    from triton.experimental.gluon.language.nvidia.ampere import mma_v2
+
+    from .flat_grid import copy_phases, tap_rows
+    from .wgrad_grouped_halo import store_taps
+
+    @gluon.jit
+    def _issue(item, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
+               H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw,
+               BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
+               XP: gl.constexpr, XNEED: gl.constexpr, NPH: gl.constexpr, STH: gl.constexpr,
+               STW: gl.constexpr, LX: gl.constexpr):
+        """Start copying an item (image item // TILES_H, output rows from
+        (item % TILES_H) * ROWS) into buffer BUF as one cp.async group: its phase images
+        (``flat_grid.copy_phases``) and dY's P flat positions (zeros past the map's
+        columns, the item's rows, and everywhere unless the item is live)."""
+        live = item < end
+        n = item // TILES_H
+        oh0 = (item % TILES_H) * ROWS
+        L_CH: gl.constexpr = gl.SliceLayout(0, LX)
+        copy_phases(x_smem, x_ptr, n, oh0, live,
+                    gl.expand_dims(gl.convert_layout(c_glob, L_CH), 0),
+                    gl.expand_dims(gl.convert_layout(c_ok, L_CH), 0), H, W, pdh, pdw,
+                    sxn, sxh, sxw, BUF, WP, XP, XNEED, NPH, STH, STW, LX)
+        kg = gl.expand_dims(gl.convert_layout(k_glob, L_CH), 0)
+        kok = gl.expand_dims(gl.convert_layout(k_ok, L_CH), 0)
+        fy = gl.arange(0, P, layout=gl.SliceLayout(1, LX))
+        p = fy // WP
+        q = fy % WP
+        oh = oh0 + p
+        yok = live & (p < ROWS) & (q < OW) & (oh < OH)
+        yrow = gl.expand_dims(n * syn + oh * syh + q * syw, 1)
+        cp.async_copy_global_to_shared(y_smem.slice(BUF * P, P), dy_ptr + (yrow + kg),
+                                       mask=gl.expand_dims(yok, 1) & kok)
+        cp.commit_group()
+
+    @gluon.jit
+    def _step(accs, x_rows, y_smem, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+              P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, NPH: gl.constexpr,
+              STH: gl.constexpr,
+              STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
+              SH: gl.constexpr, A_L: gl.constexpr, B_L: gl.constexpr):
+        """Every tap's dot over the item in buffer BUF, 16 flat positions at a time (dY's
+        operand loaded once for all taps)."""
+        for i in gl.static_range(P // 16):
+            a = y_smem.slice(BUF * P + i * 16, 16).permute((1, 0)).load(A_L)
+            new = ()
+            for t in gl.static_range(R * S):
+                b = tap_rows(x_rows, t, i * 16, 16, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW,
+                             BLOCK, SH).load(B_L)
+                new = new + (mma_v2(a, b, accs[t]),)
+            accs = new
+        return accs
+
+    @gluon.jit
+    def wgrad_grouped_flat_kernel(
+        dy_ptr, x_ptr, dw_ptr, ws_ptr,
+        CTOT, KTOT, H, W, OH, OW, pdh, pdw, TILES_H, ITEMS, ITEMS_PER_SPLIT, WS_STRIDE,
+        syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws,
+        CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
+        S: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
+        XP: gl.constexpr, XNEED: gl.constexpr, NPH: gl.constexpr, BLOCK: gl.constexpr,
+        STH: gl.constexpr,
+        STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr, SPLIT: gl.constexpr,
+    ):
+        NW: gl.constexpr = gl.num_warps()
+        # Copies: runs of 8 channels of a position (16 bytes), positions across threads.
+        TC: gl.constexpr = BLOCK // 8
+        LX: gl.constexpr = gl.BlockedLayout([1, 8], [32 // TC, TC], [NW, 1], [1, 0])
+        L_CH: gl.constexpr = gl.SliceLayout(0, LX)
+        MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
+                                                      warps_per_cta=[1, NW],
+                                                      instr_shape=[16, 8])
+        A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
+        B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
+        # Unswizzled: a tap's operand starts at any flat position.
+        SH: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1,
+                                                   order=[1, 0])
+        pack = gl.program_id(0)
+        pid_s = gl.program_id(1)
+        # Rows of BLOCK channels: (buffer, phase, flat position) and (buffer, position).
+        x_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty,
+                                           [2 * NPH * XP, BLOCK], SH)
+        y_smem = gl.allocate_shared_memory(dy_ptr.dtype.element_ty, [2 * P, BLOCK], SH)
+        # The same rows with a layout of their channels only: indexing it starts a view at
+        # any row (a slice must start on a multiple of its length), which is then read as
+        # the [16, BLOCK] operand of a tap.
+        ROW: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
+        x_rows = x_smem._reinterpret(x_ptr.dtype.element_ty, [2 * NPH * XP, BLOCK], ROW)
+        ch = gl.arange(0, BLOCK, layout=L_CH)
+        c_glob = pack * (GPT * CG) + ch
+        c_ok = (ch < GPT * CG) & (c_glob < CTOT)
+        k_glob = pack * (GPT * KG) + ch
+        k_ok = (ch < GPT * KG) & (k_glob < KTOT)
+        first = pid_s * ITEMS_PER_SPLIT
+        end = gl.minimum(first + ITEMS_PER_SPLIT, ITEMS)
+        accs = ()
+        for _t in gl.static_range(R * S):
+            accs = accs + (gl.zeros([BLOCK, BLOCK], gl.float32, MMA),)
+        _issue(first, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok, H, W,
+               OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 0, ROWS, WP, P, XP,
+               XNEED, NPH, STH, STW, LX)
+        # Two items an iteration, one a buffer, so every shared-memory offset is constant.
+        for it in range(0, ITEMS_PER_SPLIT, 2):
+            for buf in gl.static_range(2):
+                _issue(first + it + buf + 1, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok,
+                       k_glob, k_ok, H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn,
+                       syh, syw, 1 - buf, ROWS, WP, P, XP, XNEED, NPH, STH, STW, LX)
+                cp.wait_group(1)
+                gl.thread_barrier()
+                accs = _step(accs, x_rows, y_smem, buf, R, S, P, WP, XP, NPH, STH, STW, DLH,
+                             DLW, BLOCK, SH, A_L, B_L)
+                # The next copies overwrite the buffer just read.
+                gl.thread_barrier()
+        cp.wait_group(0)
+        store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
+                   sws, CG, KG, GPT, BLOCK, R, S, SPLIT, MMA)
+
+
+# Flat positions an item (BLOCK_M): a multiple of the mma's 16, a power of two.
+FLAT_POSITIONS = (64, 128, 256)
+
+
+class WgradGroupedFlatFamily(GradFamily):
+    name = "wgrad_grouped_flat"
+    summary = ("gradient of a few-channel grouped filter (Gluon): items of output rows "
+               "flattened on a zero-padded grid, the input copied once as stride-phase "
+               "images, each tap one shifted slice, one mma a tap and 16 positions")
+    direction = "wgrad"
+    dtypes = ("float16", "bfloat16")
+    interpreted = False
+    configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, SPLIT_K=sk, num_warps=wp, num_stages=2)
+                    for sk in HALO_SPLITS for bn, wp in HALO_TILES for pos in FLAT_POSITIONS)
+
+    def supports(self, geom) -> str | None:
+        if not HAVE_GLUON:
+            return "this Triton has no Gluon (triton.experimental.gluon)"
+        if TRITON_RELEASE not in GLUON_TESTED:
+            return (f"a Gluon kernel checked on Triton {GLUON_TESTED}, not "
+                    f"{triton.__version__}")
+        if reason := few_channel_groups_rejects(geom):
+            return reason
+        if geom.dims != 2:
+            return "2D convolutions only"
+        if geom.r * geom.s > MAX_HALO_TAPS:
+            return f"{geom.r}x{geom.s} filter: more than the {MAX_HALO_TAPS} taps it holds"
+        if geom.layout != "channels_last":
+            return "cp.async copies runs of a pixel's channels: channels_last only"
+        if reason := copy_alignment_rejects(geom, geom.c, geom.k):
+            return reason
+        if max(geom.n * geom.c * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
+            return "tensors of 2**31 elements or more: its offsets are 32-bit"
+        return flat_rejects(geom, FLAT_POSITIONS[-1])
+
+    @staticmethod
+    def gpt(geom, cfg: Config) -> int:
+        """Whole groups a BLOCK_N x BLOCK_N tile packs."""
+        return square_pack_gpt(geom, cfg["BLOCK_N"])
+
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        """Packs of GPT groups, each reducing every tap over items of output rows."""
+        c = flat_consts(geom, cfg["BLOCK_M"])
+        bn = cfg["BLOCK_N"]
+        gpt = self.gpt(geom, cfg)
+        taps = geom.r * geom.s
+        _, oh, _ = geom.out_spatial
+        return GradGrid(m=gpt * geom.kg, n=gpt * geom.cg * taps, red=geom.gemm_m, block_m=bn,
+                        block_n=bn * taps, tiles_m=1, tiles_n=1, mult=cdiv(geom.g, gpt),
+                        k_steps=geom.n * cdiv(oh, c["ROWS"]), k_block=c["P"])
+
+    def smem_bytes(self, geom, cfg: Config) -> int:
+        c = flat_consts(geom, cfg["BLOCK_M"])
+        return 2 * (c["NPH"] * c["XP"] + c["P"]) * cfg["BLOCK_N"] * geom.elem_bytes
+
+    def hard_ok(self, geom, cfg, device) -> str | None:
+        if device.key != "interpreter" and device.capability < (8, 0):
+            return "needs mma.sync and cp.async (compute capability 8.0 or newer)"
+        if reason := square_pack_rejects(geom, cfg["BLOCK_N"]):
+            return reason
+        c = flat_consts(geom, cfg["BLOCK_M"])
+        if c["WP"] > c["P"]:
+            return f"BLOCK_M={c['P']} positions hold no row of the {c['WP']}-wide grid"
+        gpt = self.gpt(geom, cfg)
+        # cp.async copies runs of 4 to 16 bytes: a pack's channels start on 8 bytes.
+        if gpt * geom.cg % 4 or gpt * geom.kg % 4:
+            return (f"packs of {gpt} groups of {geom.cg} in / {geom.kg} out channels do not "
+                    "start on 8 bytes")
+        if cfg["num_warps"] > cfg["BLOCK_N"] // 8:
+            return f"num_warps={cfg['num_warps']} exceeds BLOCK_N={cfg['BLOCK_N']} / 8"
+        return super().hard_ok(geom, cfg, device)
+
+    def config_ok(self, geom, cfg, device) -> str | None:
+        _, oh, _ = geom.out_spatial
+        bn = cfg["BLOCK_N"]
+        if bn > 16 and max(geom.cg, geom.kg) <= 16:
+            return f"BLOCK_N={bn}: groups of {max(geom.cg, geom.kg)} fit the 16-wide tile"
+        c = flat_consts(geom, cfg["BLOCK_M"])
+        if c["P"] > FLAT_POSITIONS[0] and c["P"] >= 2 * c["WP"] * oh:
+            return f"BLOCK_M={c['P']} is twice the image's {c['WP'] * oh} flat positions"
+        return (split_ok(geom, cfg, device, self.grid(geom, cfg))
+                or self.hard_ok(geom, cfg, device))
+
+    def launch(self, call: GradCall, cfg: Config) -> None:
+        g = call.geom
+        bn, split = cfg["BLOCK_N"], cfg["SPLIT_K"]
+        c = flat_consts(g, cfg["BLOCK_M"])
+        tiles = self.grid(g, cfg)
+        _, oh, ow = g.out_spatial
+        # The copies read runs of a pixel's channels (a view that breaks that is
+        # copied first).
+        dy, x = (t if t.stride(1) == 1 else t.contiguous(memory_format=torch.channels_last_3d)
+                 for t in (call.dy, call.x))
+        syn, _, _, syh, syw = strides5(dy)
+        sxn, _, _, sxh, sxw = strides5(x)
+        swk, swc, _, swr, sws = strides5(call.out)
+        with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
+            launch_kernel(
+                wgrad_grouped_flat_kernel, (tiles.mult, slices),
+                dy, x, call.out, ws,
+                g.c, g.k, g.h, g.w, oh, ow, g.pad[1], g.pad[2], cdiv(oh, c["ROWS"]),
+                tiles.k_steps, per_split, g.k * g.cg * g.r * g.s,
+                syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws,
+                CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), R=g.r, S=g.s, BLOCK=bn,
+                STH=g.stride[1], STW=g.stride[2], DLH=g.dilation[1], DLW=g.dilation[2],
+                SPLIT=split > 1, num_warps=cfg["num_warps"], **c)

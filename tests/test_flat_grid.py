@@ -1,0 +1,307 @@
+"""The flat-grid Gluon families (grouped_flat forward, its dgrad twin, wgrad_grouped_flat)
+on the CPU: the interpreter cannot run Gluon, so these tests compile the kernels for
+sm_90 (no GPU needed), check their rules, and replay the flat layout's index arithmetic
+in torch; tests/test_gpu_families.py and tests/test_gpu_grad.py run them on the GPU."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from convdispatch.kernels.base import Config
+from convdispatch.kernels.device import INTERPRETER, KNOWN
+from convdispatch.kernels.flat_grid import flat_consts
+from convdispatch.kernels.geometry import ConvGeometry
+from convdispatch.kernels.grouped_flat import GroupedFlatFamily
+from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
+from helpers import gluon_ptx_sm90, gluon_wgrad_ptx_sm90, run_without_interpreter
+
+pytestmark = pytest.mark.skipif(not HAVE_GLUON, reason="this Triton has no Gluon")
+
+FAM = WgradGroupedFlatFamily()
+FWD = GroupedFlatFamily()
+H100 = KNOWN["h100"]
+
+
+def G(**kw) -> ConvGeometry:
+    kw.setdefault("dtype", "float16")
+    kw.setdefault("layout", "channels_last")
+    return ConvGeometry(**kw)
+
+
+def ptx_sm90(geom: ConvGeometry, cfg: Config) -> tuple[str, int]:
+    """The kernel's PTX for ``cfg`` on ``geom`` and its shared memory in bytes."""
+    from convdispatch.kernels.wgrad_grouped_flat import wgrad_grouped_flat_kernel as k
+
+    cons = dict(CG=geom.cg, KG=geom.kg, GPT=FAM.gpt(geom, cfg), R=geom.r, S=geom.s,
+                BLOCK=cfg["BLOCK_N"], STH=geom.stride[1], STW=geom.stride[2],
+                DLH=geom.dilation[1], DLW=geom.dilation[2], SPLIT=cfg["SPLIT_K"] > 1,
+                **flat_consts(geom, cfg["BLOCK_M"]))
+    return gluon_wgrad_ptx_sm90(k, geom.dtype, cons, cfg["num_warps"])
+
+
+def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
+                     transposed: bool) -> tuple[str, int]:
+    """grouped_flat's PTX for ``cfg`` on ``geom`` (with bias, residual and SiLU fused, or
+    none; reading the filter transposed, as its dgrad twin does) and its shared memory."""
+    from convdispatch.kernels.grouped_flat import grouped_flat_kernel as k
+
+    el = {"float16": "*fp16", "bfloat16": "*bf16"}[geom.dtype]
+    pointers = dict.fromkeys(("x_ptr", "w_ptr", "out_ptr", "bias_ptr", "res_ptr"), el)
+    cons = dict(CG=geom.cg, KG=geom.kg, GPT=FWD.gpt(geom, cfg), R=geom.r, S=geom.s,
+                BLOCK=cfg["BLOCK_N"], STH=geom.stride[1], STW=geom.stride[2],
+                DLH=geom.dilation[1], DLW=geom.dilation[2], ACT=4 if epilogue else 0,
+                HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
+                **flat_consts(geom, cfg["BLOCK_M"]))
+    aligned = (*pointers, "syn", "syh", "syw", "sxn", "sxh", "sxw", "srn", "srh", "srw",
+               "C", "K")
+    return gluon_ptx_sm90(k, pointers, cons, aligned, cfg["num_warps"])
+
+
+_CHILD = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import test_flat_grid as T
+case = int(sys.argv[2])
+if sys.argv[4] == "wgrad":
+    ptx, shared = T.ptx_sm90(*T.COMPILE_CASES[case])
+else:
+    ptx, shared = T.forward_ptx_sm90(*T.FORWARD_CASES[case])
+open(sys.argv[3], "w").write(ptx)
+print(shared)
+"""
+
+
+def compile_sm90(kind: str, case: int, tmp_path) -> tuple[str, int]:
+    """PTX and shared memory of COMPILE_CASES[case] (``kind`` "wgrad") or
+    FORWARD_CASES[case] ("forward"), compiled in a child process
+    (``helpers.run_without_interpreter``)."""
+    out = tmp_path / "kernel.ptx"
+    shared = int(run_without_interpreter(_CHILD, str(Path(__file__).parent), str(case),
+                                         str(out), kind, timeout=240).split()[-1])
+    return out.read_text(), shared
+
+
+COMPILE_CASES = [
+    # ResNeXt-50 layer4.1 (32-channel groups on a 7x7 map, 4 warps, split); layer4.0's
+    # stride 2 (four phase images); 4-channel groups four a tile on a 56-wide map (two
+    # rows an item); dilation (2, 3) with asymmetric padding in bfloat16
+    (G(n=2, c=64, k=64, g=2, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=64, BLOCK_N=32, SPLIT_K=4, num_warps=4, num_stages=2)),
+    (G(n=2, c=64, k=64, g=2, h=14, w=14, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+     Config(BLOCK_M=64, BLOCK_N=32, SPLIT_K=1, num_warps=2, num_stages=2)),
+    (G(n=2, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=128, BLOCK_N=16, SPLIT_K=1, num_warps=2, num_stages=2)),
+    (G(n=2, c=64, k=64, g=4, h=15, w=19, r=3, s=2, pad=(0, 2, 1), dilation=(1, 2, 3),
+       dtype="bfloat16"),
+     Config(BLOCK_M=128, BLOCK_N=16, SPLIT_K=1, num_warps=2, num_stages=2)),
+    # stride (3, 2): six phase images in a buffer of eight (call 157: a buffer of six,
+    # not a power of two, aborted the compiler)
+    (G(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2), pad=(0, 0, 2),
+       dilation=(1, 2, 1)),
+     Config(BLOCK_M=64, BLOCK_N=16, SPLIT_K=1, num_warps=2, num_stages=2)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(COMPILE_CASES)),
+                         ids=["cg32-7x7-split", "cg32-s2", "cg4-56x56", "cg16-dilated-bf16",
+                              "cg8-s3x2"])
+def test_kernel_compiles_for_sm90(case, tmp_path):
+    """Per item, every tap reads 16 flat positions an mma (P / 16 of them, ldmatrix
+    operands); copies are 16-byte cp.async; shared memory is what the rule counts."""
+    geom, cfg = COMPILE_CASES[case]
+    assert FAM.runnable(geom, cfg, H100) is None
+    ptx, shared = compile_sm90("wgrad", case, tmp_path)
+    assert FAM.smem_bytes(geom, cfg) <= shared <= H100.smem_bytes
+    bn = cfg["BLOCK_N"]
+    per_dot = (bn // 16) * (bn // 8 // cfg["num_warps"])
+    # two items an iteration
+    assert 2 * (cfg["BLOCK_M"] // 16) * geom.r * geom.s * per_dot == len(
+        re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
+    assert "ldmatrix" in ptx
+    sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
+    assert sizes == {"0x10"}, sizes
+
+
+FORWARD_CASES = [
+    # ResNeXt-50 layer4.1 with bias, residual and SiLU; layer4.0's stride 2 (four phase
+    # images) in bfloat16; 4-channel groups four a tile on a 56-wide map, read transposed
+    # (the dgrad twin); stride (3, 2) with dilation (six phase images in a buffer of eight)
+    (G(n=2, c=64, k=64, g=2, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=64, BLOCK_N=32, ITEMS=2, num_warps=4, num_stages=1), True, False),
+    (G(n=2, c=64, k=64, g=2, h=14, w=14, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+       dtype="bfloat16"),
+     Config(BLOCK_M=64, BLOCK_N=32, ITEMS=4, num_warps=2, num_stages=1), False, False),
+    (G(n=2, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=128, BLOCK_N=16, ITEMS=2, num_warps=4, num_stages=1), False, True),
+    (G(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2), pad=(0, 0, 2),
+       dilation=(1, 2, 1)),
+     Config(BLOCK_M=64, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), True, False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(FORWARD_CASES)),
+                         ids=["cg32-7x7-epilogue", "cg32-s2-bf16", "cg4-transposed",
+                              "cg8-s3x2"])
+def test_forward_kernel_compiles_for_sm90(case, tmp_path):
+    """Two items an iteration, each tap one mma pass over an item's P positions (ldmatrix
+    operands), 16-byte cp.async input copies, shared memory as the rule counts it."""
+    geom, cfg, _, _ = FORWARD_CASES[case]
+    assert FWD.runnable(geom, cfg, H100) is None
+    ptx, shared = compile_sm90("forward", case, tmp_path)
+    assert FWD.smem_bytes(geom, cfg) <= shared <= H100.smem_bytes
+    bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
+    per_tap = cfg["BLOCK_M"] // (16 * nw) * (bn // 8) * (bn // 16)
+    assert 2 * geom.r * geom.s * per_tap == len(re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
+    assert "ldmatrix" in ptx
+    sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
+    assert sizes == {"0x10"}, sizes
+
+
+def _flat_wgrad(geom: ConvGeometry, positions: int, x: torch.Tensor,
+                dy: torch.Tensor) -> torch.Tensor:
+    """The kernel's arithmetic in torch (float64, one group): items of ROWS output rows on
+    the WP-wide grid, phase images of XP positions (zero past XNEED and the input), each
+    tap a product of dY's P positions with a phase at its flat shift."""
+    c = flat_consts(geom, positions)
+    wp, rows, p, xp, need = c["WP"], c["ROWS"], c["P"], c["XP"], c["XNEED"]
+    _, sth, stw = geom.stride
+    _, dlh, dlw = geom.dilation
+    _, oh, ow = geom.out_spatial
+    dw = torch.zeros(geom.k, geom.c, geom.r, geom.s, dtype=torch.float64)
+    f = torch.arange(xp)
+    fy = torch.arange(p)
+    for n in range(geom.n):
+        for oh0 in range(0, oh, rows):
+            ydst = torch.zeros(p, geom.k, dtype=torch.float64)
+            yp, yq = fy // wp, fy % wp
+            ok = (yp < rows) & (yq < ow) & (oh0 + yp < oh)
+            ydst[ok] = dy[n, :, oh0 + yp[ok], yq[ok]].T
+            phases = {}
+            for rho in range(sth):
+                for sig in range(stw):
+                    ih = (oh0 + f // wp) * sth + rho - geom.pad[1]
+                    iw = (f % wp) * stw + sig - geom.pad[2]
+                    ok = (f < need) & (ih >= 0) & (ih < geom.h) & (iw >= 0) & (iw < geom.w)
+                    xdst = torch.zeros(xp, geom.c, dtype=torch.float64)
+                    xdst[ok] = x[n, :, ih[ok], iw[ok]].T
+                    phases[rho, sig] = xdst
+            for r in range(geom.r):
+                for s in range(geom.s):
+                    rd, sd = r * dlh, s * dlw
+                    shift = (rd // sth) * wp + sd // stw
+                    xs = phases[rd % sth, sd % stw][shift:shift + p]
+                    assert xs.shape[0] == p, "a tap reads past the phase's XP positions"
+                    dw[:, :, r, s] += ydst.T @ xs
+    return dw
+
+
+@pytest.mark.parametrize("geom", [
+    G(n=2, c=3, k=4, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+    G(n=1, c=3, k=2, h=14, w=13, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+    G(n=1, c=2, k=3, h=15, w=19, r=3, s=2, pad=(0, 2, 1), dilation=(1, 2, 3)),
+    G(n=1, c=2, k=2, h=12, w=11, r=3, s=3, stride=(1, 3, 2), pad=(0, 0, 2),
+      dilation=(1, 2, 1)),
+    G(n=1, c=2, k=2, h=9, w=40, r=1, s=3, stride=(1, 1, 2), pad=(0, 0, 1)),
+], ids=["7x7", "stride2", "dilated", "stride3-dil2", "wide"])
+@pytest.mark.parametrize("positions", [64, 128])
+def test_flat_layout_reproduces_the_weight_gradient(geom, positions):
+    """Grid width, rows an item, phase positions read and their allocation (flat_consts)
+    give torch's weight gradient when each tap is one shifted slice."""
+    if flat_consts(geom, positions)["WP"] > positions:
+        pytest.skip("no row fits")
+    torch.manual_seed(0)
+    x = torch.randn(geom.n, geom.c, geom.h, geom.w, dtype=torch.float64)
+    _, oh, ow = geom.out_spatial
+    dy = torch.randn(geom.n, geom.k, oh, ow, dtype=torch.float64)
+    ref = torch.nn.grad.conv2d_weight(x, (geom.k, geom.c, geom.r, geom.s), dy,
+                                      stride=geom.stride[1:], padding=geom.pad[1:],
+                                      dilation=geom.dilation[1:])
+    got = _flat_wgrad(geom, positions, x, dy)
+    assert float((got - ref).norm() / ref.norm()) < 1e-12
+
+
+def test_never_offered_to_the_interpreter():
+    geom = G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
+    assert FAM.candidates(geom, H100)
+    assert FAM.candidates(geom, INTERPRETER) == []
+
+
+@pytest.mark.parametrize("geom,why", [
+    (G(n=1, c=32, k=32, h=8, w=8, r=3, s=3), "grouped filters"),
+    (G(n=1, c=256, k=256, g=4, h=8, w=8, r=3, s=3), "more than"),
+    (G(n=1, c=32, k=32, g=2, d=4, h=8, w=8, t=3, r=3, s=3, dims=3), "2D"),
+    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=5, s=5), "taps"),
+    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, layout="contiguous"), "channels_last"),
+    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, dtype="float32"), "float32"),
+    (G(n=1, c=61, k=122, g=61, h=8, w=8, r=3, s=3), "multiples of 16"),
+    (G(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3), "multiples of 16"),
+    (G(n=1, c=32, k=32, g=8, h=4, w=300, r=3, s=3, pad=(0, 1, 1)), "output columns"),
+])
+def test_rules(geom, why):
+    assert why in FAM.rejects(geom)
+
+
+def test_configs_fit_and_items_cover_whole_rows():
+    """Offered configs fit the H100's shared memory and hold whole grid rows; a group
+    wider than 16 takes the 32-wide tile only; an item over twice the image is not
+    offered; a 9-channel group does not pack on 8 bytes."""
+    layer4 = G(n=32, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1))
+    cands = FAM.candidates(layer4, H100)
+    assert cands and {c.config["BLOCK_N"] for c in cands} == {32}
+    assert {c.config["BLOCK_M"] for c in cands} == {64}  # 63 positions an image
+    assert flat_consts(layer4, 64) == dict(WP=9, ROWS=7, P=64, XNEED=81, XP=128, NPH=1)
+    wide = G(n=8, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))
+    assert flat_consts(wide, 64) == dict(WP=29, ROWS=2, P=64, XNEED=87, XP=128, NPH=4)
+    for c in FAM.candidates(wide, H100):
+        assert c.config["BLOCK_N"] == 16
+        assert FAM.smem_bytes(wide, c.config) <= H100.smem_bytes
+        steps = FAM.grid(wide, c.config).k_steps
+        assert steps >= 4 * c.config["SPLIT_K"] or c.config["SPLIT_K"] == 1
+    big = Config(BLOCK_M=256, BLOCK_N=32, SPLIT_K=1, num_warps=4, num_stages=2)
+    assert "shared memory" in FAM.hard_ok(wide, big, H100)
+    too_wide = G(n=1, c=32, k=32, g=8, h=8, w=100, r=3, s=3, pad=(0, 1, 1))
+    small = Config(BLOCK_M=64, BLOCK_N=16, SPLIT_K=1, num_warps=2, num_stages=2)
+    assert "hold no row" in FAM.hard_ok(too_wide, small, H100)
+    nine = G(n=1, c=64, k=576, g=64, h=8, w=8, r=3, s=3)  # 9 output channels a group
+    assert all("8 bytes" in FAM.hard_ok(nine, c, H100) for c in FAM.configs)
+
+
+@pytest.mark.parametrize("geom,why", [
+    (G(n=1, c=32, k=32, h=8, w=8, r=3, s=3), "grouped filters"),
+    (G(n=1, c=256, k=256, g=4, h=8, w=8, r=3, s=3), "more than"),
+    (G(n=1, c=32, k=32, g=2, d=4, h=8, w=8, t=3, r=3, s=3, dims=3), "2D"),
+    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=5, s=5), "taps"),
+    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, layout="contiguous"), "channels_last"),
+    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, dtype="float32"), "float32"),
+    (G(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3), "multiples of 16"),
+    (G(n=1, c=32, k=32, g=8, h=4, w=300, r=3, s=3, pad=(0, 1, 1)), "output columns"),
+])
+def test_forward_rules(geom, why):
+    assert why in FWD.rejects(geom)
+
+
+def test_forward_items_and_its_dgrad_twin():
+    """ITEMS items a program: the launch grid's pixel axis and the features' programs
+    count them; more than two only while the programs still cover the SMs; the dgrad
+    twin (reading the filter transposed) offers the same configs and the same rule."""
+    from convdispatch.dispatcher import registry
+    from convdispatch.heuristics import features as F
+
+    layer4 = G(n=32, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1))
+    cands = FWD.candidates(layer4, H100)
+    assert {c.config["ITEMS"] for c in cands} == {2, 4}  # 8: 128 programs for 132 SMs
+    assert "ITEMS=8 leaves 128 programs" in FWD.config_ok(
+        layer4, Config(BLOCK_M=64, BLOCK_N=32, ITEMS=8, num_warps=4, num_stages=1), H100)
+    for cand in cands:
+        assert FWD.pixel_tiles(layer4, cand.config) == -(-32 // cand.config["ITEMS"])
+    X = F.feature_matrix(layer4, cands, H100)
+    programs = X[:, F.FEATURE_NAMES.index("programs")]
+    assert list(programs) == [32 * FWD.pixel_tiles(layer4, c.config) for c in cands]
+    twin = registry.family("dgrad_grouped_flat")
+    assert not twin.interpreted
+    assert [c.config for c in twin.candidates(layer4, H100)] == [c.config for c in cands]
+    assert twin.candidates(layer4, INTERPRETER) == []
+    assert "multiples of 16" in twin.rejects(G(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3))
