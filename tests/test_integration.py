@@ -381,11 +381,13 @@ def test_operator_gradcheck():
 
 
 def test_demo_runs_every_forward_family(capsys, clean_dispatcher):
-    """`make demo`'s layers reach each registered forward family on this machine."""
+    """`make demo`'s layers reach each registered forward family that the interpreter runs
+    (the Gluon ones run on GPUs only: tests/test_gpu_families.py)."""
     import re
 
     from convdispatch.dispatcher import demo_cli, registry
 
     assert demo_cli._run_layers()
     shown = set(re.findall(r"(\S+)\s+rel err", capsys.readouterr().out))
-    assert shown == {f.name for f in registry.families()}
+    assert shown == {f.name for f in registry.families() if f.interpreted}
+    assert {f.name for f in registry.families() if not f.interpreted} == {"grouped_flat"}
