@@ -18,7 +18,7 @@ layout covers the channels only (an index starts anywhere) and reads the rows fr
 from __future__ import annotations
 
 from .base import next_pow2
-from .wgrad_grouped_halo import HAVE_GLUON
+from .gluon_common import HAVE_GLUON
 
 
 def flat_consts(geom, positions: int) -> dict:
@@ -43,6 +43,14 @@ def flat_rejects(geom, largest: int) -> str | None:
     if wp > largest:
         return (f"{geom.out_spatial[2]} output columns: a {wp}-wide grid row does not fit "
                 f"the {largest} positions of the largest item")
+    return None
+
+
+def item_rejects(geom, positions: int) -> str | None:
+    """Why an item of ``positions`` positions holds no row of ``geom``'s grid."""
+    wp = flat_consts(geom, positions)["WP"]
+    if wp > positions:
+        return f"BLOCK_M={positions} positions hold no row of the {wp}-wide grid"
     return None
 
 

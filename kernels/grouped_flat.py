@@ -24,19 +24,13 @@ tests/test_gpu_families.py and tests/test_gpu_grad.py run it.
 from __future__ import annotations
 
 import torch
-import triton
 
 from .base import Config, ConvCall, KernelFamily
 from .common import cdiv, oriented_filter, out_args, strides5
-from .flat_grid import flat_consts, flat_rejects
-from .grad_packed import few_channel_groups_rejects, square_pack_gpt, square_pack_rejects
+from .flat_grid import flat_consts, flat_rejects, item_rejects
+from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects
+from .grad_packed import square_pack_gpt
 from .launcher import launch_kernel
-from .wgrad_grouped_halo import (
-    GLUON_TESTED,
-    HAVE_GLUON,
-    TRITON_RELEASE,
-    copy_alignment_rejects,
-)
 
 if HAVE_GLUON:
     from triton.experimental import gluon
@@ -208,24 +202,8 @@ class GroupedFlatFamily(KernelFamily):
                     for items in FLAT_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_TILES)
 
     def supports(self, geom) -> str | None:
-        if not HAVE_GLUON:
-            return "this Triton has no Gluon (triton.experimental.gluon)"
-        if TRITON_RELEASE not in GLUON_TESTED:
-            return (f"a Gluon kernel checked on Triton {GLUON_TESTED}, not "
-                    f"{triton.__version__}")
-        if reason := few_channel_groups_rejects(geom):
-            return reason
-        if geom.dims != 2:
-            return "2D convolutions only"
-        if geom.r * geom.s > MAX_FLAT_TAPS:
-            return f"{geom.r}x{geom.s} filter: more than the {MAX_FLAT_TAPS} taps it unrolls"
-        if geom.layout != "channels_last":
-            return "cp.async copies runs of a pixel's channels: channels_last only"
-        if reason := copy_alignment_rejects(geom, geom.c):
-            return reason
-        if max(geom.n * geom.c * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
-            return "tensors of 2**31 elements or more: its offsets are 32-bit"
-        return flat_rejects(geom, FLAT_POSITIONS[-1])
+        return (gluon_grouped_rejects(geom, MAX_FLAT_TAPS, geom.c)
+                or flat_rejects(geom, FLAT_POSITIONS[-1]))
 
     @staticmethod
     def gpt(geom, cfg: Config) -> int:
@@ -246,16 +224,9 @@ class GroupedFlatFamily(KernelFamily):
         return (2 * c["NPH"] * c["XP"] + geom.r * geom.s * bn) * bn * geom.elem_bytes
 
     def hard_ok(self, geom, cfg, device) -> str | None:
-        if device.key != "interpreter" and device.capability < (8, 0):
-            return "needs mma.sync and cp.async (compute capability 8.0 or newer)"
-        if reason := square_pack_rejects(geom, cfg["BLOCK_N"]):
+        if reason := (pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg)
+                      or item_rejects(geom, cfg["BLOCK_M"])):
             return reason
-        c = flat_consts(geom, cfg["BLOCK_M"])
-        if c["WP"] > c["P"]:
-            return f"BLOCK_M={c['P']} positions hold no row of the {c['WP']}-wide grid"
-        if self.gpt(geom, cfg) * geom.cg % 4:
-            return (f"packs of {self.gpt(geom, cfg)} groups of {geom.cg} input channels do "
-                    "not start on 8 bytes")
         if cfg["num_warps"] > cfg["BLOCK_M"] // 16:
             return f"num_warps={cfg['num_warps']} exceeds BLOCK_M={cfg['BLOCK_M']} / 16"
         return super().hard_ok(geom, cfg, device)

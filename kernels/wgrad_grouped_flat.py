@@ -17,24 +17,16 @@ replays the layout's index arithmetic in torch); tests/test_gpu_grad.py runs it.
 from __future__ import annotations
 
 import torch
-import triton
 
 from .base import Config, GradCall
 from .common import cdiv, strides5
-from .flat_grid import flat_consts, flat_rejects
+from .flat_grid import flat_consts, flat_rejects, item_rejects
+from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects
 from .grad_common import GradFamily, GradGrid
-from .grad_packed import few_channel_groups_rejects, square_pack_gpt, square_pack_rejects
+from .grad_packed import square_pack_gpt
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
-from .wgrad_grouped_halo import (
-    GLUON_TESTED,
-    HALO_SPLITS,
-    HALO_TILES,
-    HAVE_GLUON,
-    MAX_HALO_TAPS,
-    TRITON_RELEASE,
-    copy_alignment_rejects,
-)
+from .wgrad_grouped_halo import HALO_SPLITS, HALO_TILES, MAX_HALO_TAPS
 
 if HAVE_GLUON:
     from triton.experimental import gluon
@@ -174,24 +166,8 @@ class WgradGroupedFlatFamily(GradFamily):
                     for sk in HALO_SPLITS for bn, wp in HALO_TILES for pos in FLAT_POSITIONS)
 
     def supports(self, geom) -> str | None:
-        if not HAVE_GLUON:
-            return "this Triton has no Gluon (triton.experimental.gluon)"
-        if TRITON_RELEASE not in GLUON_TESTED:
-            return (f"a Gluon kernel checked on Triton {GLUON_TESTED}, not "
-                    f"{triton.__version__}")
-        if reason := few_channel_groups_rejects(geom):
-            return reason
-        if geom.dims != 2:
-            return "2D convolutions only"
-        if geom.r * geom.s > MAX_HALO_TAPS:
-            return f"{geom.r}x{geom.s} filter: more than the {MAX_HALO_TAPS} taps it holds"
-        if geom.layout != "channels_last":
-            return "cp.async copies runs of a pixel's channels: channels_last only"
-        if reason := copy_alignment_rejects(geom, geom.c, geom.k):
-            return reason
-        if max(geom.n * geom.c * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
-            return "tensors of 2**31 elements or more: its offsets are 32-bit"
-        return flat_rejects(geom, FLAT_POSITIONS[-1])
+        return (gluon_grouped_rejects(geom, MAX_HALO_TAPS, geom.c, geom.k)
+                or flat_rejects(geom, FLAT_POSITIONS[-1]))
 
     @staticmethod
     def gpt(geom, cfg: Config) -> int:
@@ -214,18 +190,9 @@ class WgradGroupedFlatFamily(GradFamily):
         return 2 * (c["NPH"] * c["XP"] + c["P"]) * cfg["BLOCK_N"] * geom.elem_bytes
 
     def hard_ok(self, geom, cfg, device) -> str | None:
-        if device.key != "interpreter" and device.capability < (8, 0):
-            return "needs mma.sync and cp.async (compute capability 8.0 or newer)"
-        if reason := square_pack_rejects(geom, cfg["BLOCK_N"]):
+        if reason := (pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg, geom.kg)
+                      or item_rejects(geom, cfg["BLOCK_M"])):
             return reason
-        c = flat_consts(geom, cfg["BLOCK_M"])
-        if c["WP"] > c["P"]:
-            return f"BLOCK_M={c['P']} positions hold no row of the {c['WP']}-wide grid"
-        gpt = self.gpt(geom, cfg)
-        # cp.async copies runs of 4 to 16 bytes: a pack's channels start on 8 bytes.
-        if gpt * geom.cg % 4 or gpt * geom.kg % 4:
-            return (f"packs of {gpt} groups of {geom.cg} in / {geom.kg} out channels do not "
-                    "start on 8 bytes")
         if cfg["num_warps"] > cfg["BLOCK_N"] // 8:
             return f"num_warps={cfg['num_warps']} exceeds BLOCK_N={cfg['BLOCK_N']} / 8"
         return super().hard_ok(geom, cfg, device)

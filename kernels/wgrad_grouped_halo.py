@@ -22,47 +22,22 @@ compiles it for sm_90 on the CPU; tests/test_gpu_grad.py runs it.
 from __future__ import annotations
 
 import torch
-import triton
 
 from .base import Config, GradCall
 from .common import cdiv, strides5
+from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects
 from .grad_common import GradFamily, GradGrid
-from .grad_packed import few_channel_groups_rejects, square_pack_gpt, square_pack_rejects
+from .grad_packed import square_pack_gpt
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 
-# Gluon is experimental and its API changes between Triton releases: the family runs on
-# the releases it was compiled and checked on (sm_90 tests, device calls 136-142) and
-# leaves the others to the Triton families.
-GLUON_TESTED = ((3, 6),)
-TRITON_RELEASE = tuple(int(v) for v in triton.__version__.split(".")[:2])
+MAX_HALO_TAPS = 9  # accumulators the kernel holds, one a filter tap
 
-try:  # a Triton without Gluon leaves the family unsupported
+if HAVE_GLUON:
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
-    HAVE_GLUON = True
-except ImportError:  # pragma: no cover - depends on the Triton build
-    HAVE_GLUON = False
-
-MAX_HALO_TAPS = 9  # accumulators the kernel holds, one a filter tap
-
-
-def copy_alignment_rejects(geom, *channels: int) -> str | None:
-    """Why the Gluon families' cp.async copies of pixels of ``channels`` channels cannot
-    be compiled: a copy of 4 bytes or more needs its address proven aligned, and Triton
-    proves that from integer arguments divisible by 16 only (a pixel's stride is its
-    channel count; call 158: 440 channels compiled to 2-byte copies, which cp.async does
-    not have)."""
-    for c in channels:
-        if c % 16:
-            return (f"{c} channels a pixel: the copies' alignment is proven from multiples "
-                    "of 16 only")
-    return None
-
-
-if HAVE_GLUON:
 
     @gluon.jit
     def _tap(acc, x_smem, y_smem, T: gl.constexpr, BUF: gl.constexpr, S: gl.constexpr,
@@ -287,24 +262,7 @@ class WgradGroupedHaloFamily(GradFamily):
                     for bn, wp in HALO_TILES for rows in HALO_ROWS for tw in HALO_WIDTHS)
 
     def supports(self, geom) -> str | None:
-        if not HAVE_GLUON:
-            return "this Triton has no Gluon (triton.experimental.gluon)"
-        if TRITON_RELEASE not in GLUON_TESTED:
-            return (f"a Gluon kernel checked on Triton {GLUON_TESTED}, not "
-                    f"{triton.__version__}")
-        if reason := few_channel_groups_rejects(geom):
-            return reason
-        if geom.dims != 2:
-            return "2D convolutions only"
-        if geom.r * geom.s > MAX_HALO_TAPS:
-            return f"{geom.r}x{geom.s} filter: more than the {MAX_HALO_TAPS} taps it holds"
-        if geom.layout != "channels_last":
-            return "cp.async copies runs of a pixel's channels: channels_last only"
-        if reason := copy_alignment_rejects(geom, geom.c, geom.k):
-            return reason
-        if max(geom.n * geom.c * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
-            return "tensors of 2**31 elements or more: its offsets are 32-bit"
-        return None
+        return gluon_grouped_rejects(geom, MAX_HALO_TAPS, geom.c, geom.k)
 
     @staticmethod
     def gpt(geom, cfg: Config) -> int:
@@ -328,16 +286,8 @@ class WgradGroupedHaloFamily(GradFamily):
         return (c["XALLOC"] + 2 * rows) * tw * bn * geom.elem_bytes
 
     def hard_ok(self, geom, cfg, device) -> str | None:
-        if device.key != "interpreter" and device.capability < (8, 0):
-            return "needs mma.sync and cp.async (compute capability 8.0 or newer)"
-        if reason := square_pack_rejects(geom, cfg["BLOCK_N"]):
+        if reason := pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg, geom.kg):
             return reason
-        gpt = self.gpt(geom, cfg)
-        # cp.async copies runs of 4 to 16 bytes: a pack's channels start on 8 bytes (the
-        # 2-byte runs of 9-channel groups or of 61 channels do not compile, call 136).
-        if gpt * geom.cg % 4 or gpt * geom.kg % 4:
-            return (f"packs of {gpt} groups of {geom.cg} in / {geom.kg} out channels do not "
-                    "start on 8 bytes")
         if cfg["num_warps"] > cfg["BLOCK_N"] // 8:
             return f"num_warps={cfg['num_warps']} exceeds BLOCK_N={cfg['BLOCK_N']} / 8"
         return super().hard_ok(geom, cfg, device)

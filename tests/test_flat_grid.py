@@ -230,7 +230,7 @@ def test_never_offered_to_the_interpreter():
 
 
 @pytest.mark.parametrize("geom,why", [
-    (G(n=1, c=32, k=32, h=8, w=8, r=3, s=3), "grouped filters"),
+    (G(n=1, c=32, k=32, h=8, w=8, r=3, s=3), "group"),
     (G(n=1, c=256, k=256, g=4, h=8, w=8, r=3, s=3), "more than"),
     (G(n=1, c=32, k=32, g=2, d=4, h=8, w=8, t=3, r=3, s=3, dims=3), "2D"),
     (G(n=1, c=32, k=32, g=2, h=8, w=8, r=5, s=5), "taps"),
@@ -240,8 +240,11 @@ def test_never_offered_to_the_interpreter():
     (G(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3), "multiples of 16"),
     (G(n=1, c=32, k=32, g=8, h=4, w=300, r=3, s=3, pad=(0, 1, 1)), "output columns"),
 ])
-def test_rules(geom, why):
-    assert why in FAM.rejects(geom)
+@pytest.mark.parametrize("family", ["wgrad_grouped_flat", "grouped_flat", "dgrad_grouped_flat"])
+def test_rules(geom, why, family):
+    from convdispatch.dispatcher import registry
+
+    assert why in registry.family(family).rejects(geom)
 
 
 def test_configs_fit_and_items_cover_whole_rows():
@@ -269,18 +272,6 @@ def test_configs_fit_and_items_cover_whole_rows():
     assert all("8 bytes" in FAM.hard_ok(nine, c, H100) for c in FAM.configs)
 
 
-@pytest.mark.parametrize("geom,why", [
-    (G(n=1, c=32, k=32, h=8, w=8, r=3, s=3), "grouped filters"),
-    (G(n=1, c=256, k=256, g=4, h=8, w=8, r=3, s=3), "more than"),
-    (G(n=1, c=32, k=32, g=2, d=4, h=8, w=8, t=3, r=3, s=3, dims=3), "2D"),
-    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=5, s=5), "taps"),
-    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, layout="contiguous"), "channels_last"),
-    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, dtype="float32"), "float32"),
-    (G(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3), "multiples of 16"),
-    (G(n=1, c=32, k=32, g=8, h=4, w=300, r=3, s=3, pad=(0, 1, 1)), "output columns"),
-])
-def test_forward_rules(geom, why):
-    assert why in FWD.rejects(geom)
 
 
 def test_forward_items_and_its_dgrad_twin():

@@ -137,13 +137,16 @@ def test_rules(geom, why):
 
 
 def test_other_triton_releases_leave_it_to_the_triton_families(monkeypatch):
-    from convdispatch.kernels import wgrad_grouped_halo
+    """Every Gluon family (kernels/gluon_common.py) steps aside on an unchecked release."""
+    from convdispatch.kernels import gluon_common
 
     geom = G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
-    assert FAM.rejects(geom) is None
-    monkeypatch.setattr(wgrad_grouped_halo, "TRITON_RELEASE", (3, 9))
-    assert "checked on Triton" in FAM.rejects(geom)
-    assert FAM.candidates(geom, H100) == []
+    gluon = [f for f in registry.families(None) if not f.interpreted]
+    assert len(gluon) == 4 and all(f.rejects(geom) is None for f in gluon)
+    monkeypatch.setattr(gluon_common, "TRITON_RELEASE", (3, 9))
+    for fam in gluon:
+        assert "checked on Triton" in fam.rejects(geom), fam.name
+        assert fam.candidates(geom, H100) == []
 
 
 def test_configs_fit_and_split_rules():

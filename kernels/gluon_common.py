@@ -1,0 +1,72 @@
+"""What the Gluon families (``wgrad_grouped_halo``, ``grouped_flat``, ``dgrad_grouped_flat``,
+``wgrad_grouped_flat``) share: whether this Triton has a Gluon they were checked on, and
+the rules of their packed, cp.async-fed kernels."""
+
+from __future__ import annotations
+
+import triton
+
+from .grad_packed import few_channel_groups_rejects, square_pack_gpt, square_pack_rejects
+
+# Gluon is experimental and its API changes between Triton releases: the families run on
+# the releases they were compiled and checked on (sm_90 tests, device calls 136-164) and
+# leave the others to the Triton families.
+GLUON_TESTED = ((3, 6),)
+TRITON_RELEASE = tuple(int(v) for v in triton.__version__.split(".")[:2])
+
+try:  # a Triton without Gluon leaves the families unsupported
+    from triton.experimental import gluon  # noqa: F401
+    HAVE_GLUON = True
+except ImportError:  # pragma: no cover - depends on the Triton build
+    HAVE_GLUON = False
+
+
+def copy_alignment_rejects(geom, *channels: int) -> str | None:
+    """Why cp.async copies of pixels of ``channels`` channels cannot be compiled: a copy of
+    4 bytes or more needs its address proven aligned, and Triton proves that from integer
+    arguments divisible by 16 only (a pixel's stride is its channel count; call 158: 440
+    channels compiled to 2-byte copies, which cp.async does not have)."""
+    for c in channels:
+        if c % 16:
+            return (f"{c} channels a pixel: the copies' alignment is proven from multiples "
+                    "of 16 only")
+    return None
+
+
+def gluon_grouped_rejects(geom, max_taps: int, *copied_channels: int) -> str | None:
+    """Why a Gluon family for few-channel groups (2D, channels_last, up to ``max_taps``
+    filter taps, 32-bit offsets, cp.async copies of pixels of ``copied_channels``
+    channels) does not take ``geom``."""
+    if not HAVE_GLUON:
+        return "this Triton has no Gluon (triton.experimental.gluon)"
+    if TRITON_RELEASE not in GLUON_TESTED:
+        return f"a Gluon kernel checked on Triton {GLUON_TESTED}, not {triton.__version__}"
+    if reason := few_channel_groups_rejects(geom):
+        return reason
+    if geom.dims != 2:
+        return "2D convolutions only"
+    if geom.r * geom.s > max_taps:
+        return f"{geom.r}x{geom.s} filter: more than the {max_taps} taps it holds"
+    if geom.layout != "channels_last":
+        return "cp.async copies runs of a pixel's channels: channels_last only"
+    if reason := copy_alignment_rejects(geom, *copied_channels):
+        return reason
+    if max(geom.n * geom.c * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
+        return "tensors of 2**31 elements or more: its offsets are 32-bit"
+    return None
+
+
+def pack_rejects(geom, block: int, device, *group_channels: int) -> str | None:
+    """Why a [block, block] pack of whole groups, copied by cp.async runs of
+    ``group_channels`` channels a group (input, and output where copied), cannot run on
+    ``device``: mma.sync and cp.async, a group inside the tile, runs starting on 8 bytes
+    (2-byte runs of 9-channel groups or of 61 channels do not compile, call 136)."""
+    if device.key != "interpreter" and device.capability < (8, 0):
+        return "needs mma.sync and cp.async (compute capability 8.0 or newer)"
+    if reason := square_pack_rejects(geom, block):
+        return reason
+    gpt = square_pack_gpt(geom, block)
+    for ch in group_channels:
+        if gpt * ch % 4:
+            return (f"packs of {gpt} groups of {ch} channels do not start on 8 bytes")
+    return None
