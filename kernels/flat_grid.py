@@ -46,6 +46,20 @@ def flat_rejects(geom, largest: int) -> str | None:
     return None
 
 
+def flat_config_rejects(geom, cfg, smallest: int) -> str | None:
+    """Why a flat-grid family does not offer ``cfg`` (a tile or item that would be mostly
+    idle): a 32-wide tile for groups that fit 16, or an item of over ``smallest``
+    positions that is twice the image."""
+    bn = cfg["BLOCK_N"]
+    if bn > 16 and max(geom.cg, geom.kg) <= 16:
+        return f"BLOCK_N={bn}: groups of {max(geom.cg, geom.kg)} fit the 16-wide tile"
+    c = flat_consts(geom, cfg["BLOCK_M"])
+    image = c["WP"] * geom.out_spatial[1]
+    if c["P"] > smallest and c["P"] >= 2 * image:
+        return f"BLOCK_M={c['P']} is twice the image's {image} flat positions"
+    return None
+
+
 def item_rejects(geom, positions: int) -> str | None:
     """Why an item of ``positions`` positions holds no row of ``geom``'s grid."""
     wp = flat_consts(geom, positions)["WP"]

@@ -4,8 +4,10 @@ the rules of their packed, cp.async-fed kernels."""
 
 from __future__ import annotations
 
+import torch
 import triton
 
+from .common import strides5
 from .grad_packed import few_channel_groups_rejects, square_pack_gpt, square_pack_rejects
 
 # Gluon is experimental and its API changes between Triton releases: the families run on
@@ -70,3 +72,15 @@ def pack_rejects(geom, block: int, device, *group_channels: int) -> str | None:
         if gpt * ch % 4:
             return (f"packs of {gpt} groups of {ch} channels do not start on 8 bytes")
     return None
+
+
+def wgrad_operands(call) -> tuple:
+    """(dY, X, their strides and dW's as a Gluon wgrad kernel takes them: dY's n, h, w,
+    X's n, h, w, dW's k, c, r, s). The copies read runs of a pixel's channels, so a view
+    that breaks that is copied first."""
+    dy, x = (t if t.stride(1) == 1 else t.contiguous(memory_format=torch.channels_last_3d)
+             for t in (call.dy, call.x))
+    syn, _, _, syh, syw = strides5(dy)
+    sxn, _, _, sxh, sxw = strides5(x)
+    swk, swc, _, swr, sws = strides5(call.out)
+    return dy, x, (syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws)

@@ -27,7 +27,7 @@ import torch
 
 from .base import Config, ConvCall, KernelFamily
 from .common import cdiv, oriented_filter, out_args, strides5
-from .flat_grid import flat_consts, flat_rejects, item_rejects
+from .flat_grid import flat_config_rejects, flat_consts, flat_rejects, item_rejects
 from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects
 from .grad_packed import square_pack_gpt
 from .launcher import launch_kernel
@@ -232,13 +232,8 @@ class GroupedFlatFamily(KernelFamily):
         return super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg, device) -> str | None:
-        _, oh, _ = geom.out_spatial
-        bn = cfg["BLOCK_N"]
-        if bn > 16 and max(geom.cg, geom.kg) <= 16:
-            return f"BLOCK_N={bn}: groups of {max(geom.cg, geom.kg)} fit the 16-wide tile"
-        c = flat_consts(geom, cfg["BLOCK_M"])
-        if c["P"] > FLAT_POSITIONS[0] and c["P"] >= 2 * c["WP"] * oh:
-            return f"BLOCK_M={c['P']} is twice the image's {c['WP'] * oh} flat positions"
+        if reason := flat_config_rejects(geom, cfg, FLAT_POSITIONS[0]):
+            return reason
         items = cfg["ITEMS"]
         if items > FLAT_ITEMS[0]:
             programs = self.pixel_tiles(geom, cfg) * cdiv(geom.g, self.gpt(geom, cfg))

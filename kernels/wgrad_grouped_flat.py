@@ -16,12 +16,10 @@ replays the layout's index arithmetic in torch); tests/test_gpu_grad.py runs it.
 
 from __future__ import annotations
 
-import torch
-
 from .base import Config, GradCall
-from .common import cdiv, strides5
-from .flat_grid import flat_consts, flat_rejects, item_rejects
-from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects
+from .common import cdiv
+from .flat_grid import flat_config_rejects, flat_consts, flat_rejects, item_rejects
+from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects, wgrad_operands
 from .grad_common import GradFamily, GradGrid
 from .grad_packed import square_pack_gpt
 from .launcher import launch_kernel
@@ -198,14 +196,8 @@ class WgradGroupedFlatFamily(GradFamily):
         return super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg, device) -> str | None:
-        _, oh, _ = geom.out_spatial
-        bn = cfg["BLOCK_N"]
-        if bn > 16 and max(geom.cg, geom.kg) <= 16:
-            return f"BLOCK_N={bn}: groups of {max(geom.cg, geom.kg)} fit the 16-wide tile"
-        c = flat_consts(geom, cfg["BLOCK_M"])
-        if c["P"] > FLAT_POSITIONS[0] and c["P"] >= 2 * c["WP"] * oh:
-            return f"BLOCK_M={c['P']} is twice the image's {c['WP'] * oh} flat positions"
-        return (split_ok(geom, cfg, device, self.grid(geom, cfg))
+        return (flat_config_rejects(geom, cfg, FLAT_POSITIONS[0])
+                or split_ok(geom, cfg, device, self.grid(geom, cfg))
                 or self.hard_ok(geom, cfg, device))
 
     def launch(self, call: GradCall, cfg: Config) -> None:
@@ -214,20 +206,13 @@ class WgradGroupedFlatFamily(GradFamily):
         c = flat_consts(g, cfg["BLOCK_M"])
         tiles = self.grid(g, cfg)
         _, oh, ow = g.out_spatial
-        # The copies read runs of a pixel's channels (a view that breaks that is
-        # copied first).
-        dy, x = (t if t.stride(1) == 1 else t.contiguous(memory_format=torch.channels_last_3d)
-                 for t in (call.dy, call.x))
-        syn, _, _, syh, syw = strides5(dy)
-        sxn, _, _, sxh, sxw = strides5(x)
-        swk, swc, _, swr, sws = strides5(call.out)
+        dy, x, strides = wgrad_operands(call)
         with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
             launch_kernel(
                 wgrad_grouped_flat_kernel, (tiles.mult, slices),
                 dy, x, call.out, ws,
                 g.c, g.k, g.h, g.w, oh, ow, g.pad[1], g.pad[2], cdiv(oh, c["ROWS"]),
-                tiles.k_steps, per_split, g.k * g.cg * g.r * g.s,
-                syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws,
+                tiles.k_steps, per_split, g.k * g.cg * g.r * g.s, *strides,
                 CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), R=g.r, S=g.s, BLOCK=bn,
                 STH=g.stride[1], STW=g.stride[2], DLH=g.dilation[1], DLW=g.dilation[2],
                 SPLIT=split > 1, num_warps=cfg["num_warps"], **c)

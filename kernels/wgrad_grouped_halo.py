@@ -21,11 +21,9 @@ compiles it for sm_90 on the CPU; tests/test_gpu_grad.py runs it.
 
 from __future__ import annotations
 
-import torch
-
 from .base import Config, GradCall
-from .common import cdiv, strides5
-from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects
+from .common import cdiv
+from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects, wgrad_operands
 from .grad_common import GradFamily, GradGrid
 from .grad_packed import square_pack_gpt
 from .launcher import launch_kernel
@@ -312,20 +310,13 @@ class WgradGroupedHaloFamily(GradFamily):
         _, oh, ow = g.out_spatial
         _, sth, stw = g.stride
         _, dlh, dlw = g.dilation
-        # The copies read runs of a pixel's channels (a view that breaks that is
-        # copied first).
-        dy, x = (t if t.stride(1) == 1 else t.contiguous(memory_format=torch.channels_last_3d)
-                 for t in (call.dy, call.x))
-        syn, _, _, syh, syw = strides5(dy)
-        sxn, _, _, sxh, sxw = strides5(x)
-        swk, swc, _, swr, sws = strides5(call.out)
+        dy, x, strides = wgrad_operands(call)
         with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
             launch_kernel(
                 wgrad_grouped_halo_kernel, (tiles.mult, slices),
                 dy, x, call.out, ws,
                 g.c, g.k, g.h, g.w, oh, ow, g.pad[1], g.pad[2], stw, dlw, cdiv(oh, rows),
-                cdiv(ow, tw), tiles.k_steps, per_split, g.k * g.cg * g.r * g.s,
-                syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws,
+                cdiv(ow, tw), tiles.k_steps, per_split, g.k * g.cg * g.r * g.s, *strides,
                 CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), R=g.r, S=g.s, ROWS=rows, TILE_W=tw,
                 BLOCK=bn, **halo_consts(g, rows, cfg["num_warps"]), STH=sth, DLH=dlh,
                 SPLIT=split > 1, num_warps=cfg["num_warps"])
