@@ -296,3 +296,56 @@ def test_forward_items_and_its_dgrad_twin():
     assert [c.config for c in twin.candidates(layer4, H100)] == [c.config for c in cands]
     assert twin.candidates(layer4, INTERPRETER) == []
     assert "multiples of 16" in twin.rejects(G(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3))
+
+
+@pytest.mark.parametrize("family", ["wgrad_grouped_flat", "wgrad_grouped_halo", "grouped_flat",
+                                    "dgrad_grouped_flat"])
+def test_launches_bind_every_argument_by_name(family, monkeypatch):
+    """Each Gluon launch (not run: the interpreter cannot) passes every kernel argument
+    once, and the strides it passes are those of the tensors, by the kernel's names."""
+    from convdispatch.dispatcher import registry
+    from convdispatch.dispatcher.launch import empty_grad, launch, launch_grad
+    from convdispatch.kernels import (
+        dgrad_forward,
+        grouped_flat,
+        wgrad_grouped_flat,
+        wgrad_grouped_halo,
+    )
+
+    calls = []
+    for mod in (dgrad_forward, grouped_flat, wgrad_grouped_flat, wgrad_grouped_halo):
+        monkeypatch.setattr(mod, "launch_kernel", lambda k, grid, *a, **kw: calls.append(
+            (k, a, kw)))
+    # C != K (16 and 32 channels a group), so that no two tensors share strides
+    geom = G(n=2, c=64, k=128, g=4, h=9, w=11, r=3, s=3, pad=(0, 1, 1))
+    cand = registry.family(family).candidates(geom, H100)[0]
+    fmt = torch.channels_last
+    x = torch.randn(2, 64, 9, 11, dtype=torch.float16).to(memory_format=fmt)
+    w = torch.randn(128, 16, 3, 3, dtype=torch.float16).to(memory_format=fmt)
+    dy = torch.randn(2, 128, 9, 11, dtype=torch.float16).to(memory_format=fmt)
+    direction = registry.family(family).direction
+    if direction == "forward":
+        out = torch.empty_like(dy)
+        launch(cand, x, w, None, geom, out)
+    else:
+        out = empty_grad(direction, x, w)
+        launch_grad(cand, geom, dy, x=x, w=w, out=out)
+    assert calls
+    for kernel, args, kwargs in calls:
+        names = kernel.arg_names
+        bound = dict(zip(names, args))
+        assert not set(bound) & set(kwargs)
+        assert set(names) <= set(bound) | set(kwargs) | {"num_warps"}
+        if "dw_ptr" in bound:  # wgrad: the strides of dY (n, h, w), X and dW (k, c, r, s)
+            assert (bound["syn"], bound["syh"], bound["syw"]) == (
+                dy.stride(0), dy.stride(2), dy.stride(3))
+            assert (bound["sxn"], bound["sxh"], bound["sxw"]) == (
+                x.stride(0), x.stride(2), x.stride(3))
+            assert (bound["swk"], bound["swc"], bound["swr"], bound["sws"]) == w.stride()
+        else:  # forward / dgrad (a forward conv of dY): input and output strides
+            inp = x if direction == "forward" else dy
+            assert (bound["sxn"], bound["sxh"], bound["sxw"]) == (
+                inp.stride(0), inp.stride(2), inp.stride(3))
+            o = bound["out_ptr"]
+            assert (bound["syn"], bound["syc"], bound["syh"], bound["syw"]) == (
+                o.stride(0), o.stride(1), o.stride(-2), o.stride(-1))
