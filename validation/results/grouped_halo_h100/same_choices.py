@@ -22,9 +22,9 @@ from convdispatch.validation.same_choices import differing
 HERE = Path(__file__).parent
 RES = HERE.parent
 RECORDED = [
-    ("issue6 float16", "forward", RES / "depthwise_schedule_h100/call110/issue6_fp16/bench.csv"),
+    ("issue6 float16", "forward", RES / "depthwise_schedule_h100/call110/issue6_fp16/bench.csv.gz"),
     ("issue6 bfloat16", "forward",
-     RES / "depthwise_schedule_h100/call110/issue6_bf16/bench.csv"),
+     RES / "depthwise_schedule_h100/call110/issue6_bf16/bench.csv.gz"),
     ("backward dgrad", "dgrad", RES / "phase_streams_h100/call121/bwd_dgrad/bench.csv"),
 ]
 
