@@ -113,9 +113,10 @@ class ConvCall:
     # dgrad through a forward kernel (kernels/dgrad_forward.py): ``w`` is the stored
     # filter and this call's output channels are its input channels (``transposed_w``),
     # its taps read in reverse order (``flip_taps``). The dense GEMM launchers
-    # (implicit_gemm, splitk, pointwise, pointwise_tma) take such calls, and the
-    # depthwise ones (depthwise, depthwise_span) take flip_taps, for which the channel
-    # swap is the identity.
+    # (implicit_gemm, splitk, pointwise, pointwise_tma) and the grouped ones
+    # (grouped_packed, grouped_rows, grouped_flat) take such calls, and the depthwise ones
+    # (depthwise, depthwise_span) take flip_taps, for which the channel swap is the
+    # identity.
     transposed_w: bool = False
     flip_taps: bool = False
 

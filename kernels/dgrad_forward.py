@@ -21,10 +21,11 @@ The forward kernel reads the stored filter in place, with no copy and no extra l
 - ungrouped: the GEMM launchers read the filter through strides, so the swapped
   channel axes are a stride swap (``ConvCall.transposed_w``) and the implicit GEMM
   walks the taps backwards (``ConvCall.flip_taps``).
-- grouped (``grouped_packed``, ``grouped_rows``): the same stride swap, and the
-  block-diagonal weight tile takes its rows from the group's stored output channels
-  (``grouped_packed.filter_columns``). Until the twenty-second session this was a
-  regrouped copy, one launch more (2-3 us on an H100, call 104's profile).
+- grouped (``grouped_packed``, ``grouped_rows``, ``grouped_flat``): the same stride swap,
+  and the block-diagonal weight tile takes its rows from the group's stored output
+  channels (``grouped_packed.filter_columns``; ``grouped_flat``'s TRANSPOSED offsets).
+  Until the twenty-second session this was a regrouped copy, one launch more (2-3 us on
+  an H100, call 104's profile).
 - depthwise, one output channel a group: swapping a 1 x 1 channel block changes
   nothing, and the launchers read the taps backwards from the last one
   (``ConvCall.flip_taps``, ``common.oriented_filter``).
@@ -242,6 +243,10 @@ class ForwardDgradFamily(GradFamily):
                     "stride, a stride phase that would need it)")
         if not self.lattice and geom.stride != (1, 1, 1):
             return f"{self.forward.name} cannot write dX's stride phases (strided views)"
+        if (getattr(self.forward, "int32_offsets", False)
+                and geom.n * geom.c * geom.d * geom.h * geom.w >= 2 ** 31):
+            return (f"dX of 2**31 elements or more: {self.forward.name}'s offsets into "
+                    "dX's phase views are 32-bit")
         for tg in problems:
             if reason := self.forward.rejects(tg):
                 return reason

@@ -37,13 +37,8 @@ def flat_consts(geom, positions: int) -> dict:
                 XP=next_pow2(positions + amax * wp + bmax), NPH=next_pow2(sth * stw))
 
 
-def flat_rejects(geom, largest: int) -> str | None:
-    """Why no item of at most ``largest`` positions holds a grid row of ``geom``."""
-    wp = flat_consts(geom, largest)["WP"]
-    if wp > largest:
-        return (f"{geom.out_spatial[2]} output columns: a {wp}-wide grid row does not fit "
-                f"the {largest} positions of the largest item")
-    return None
+# Flat positions an item (BLOCK_M): a multiple of the mma's 16, a power of two.
+FLAT_POSITIONS = (64, 128, 256)
 
 
 def flat_config_rejects(geom, cfg, smallest: int) -> str | None:

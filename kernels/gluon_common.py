@@ -16,8 +16,10 @@ from .grad_packed import few_channel_groups_rejects, square_pack_gpt, square_pac
 GLUON_TESTED = ((3, 6),)
 TRITON_RELEASE = tuple(int(v) for v in triton.__version__.split(".")[:2])
 
-try:  # a Triton without Gluon leaves the families unsupported
+try:  # a Triton without Gluon (or without the parts the kernels use) leaves them unsupported
     from triton.experimental import gluon  # noqa: F401
+    from triton.experimental.gluon import language  # noqa: F401
+    from triton.experimental.gluon.language.nvidia.ampere import async_copy, mma_v2  # noqa: F401
     HAVE_GLUON = True
 except ImportError:  # pragma: no cover - depends on the Triton build
     HAVE_GLUON = False
@@ -27,7 +29,8 @@ def copy_alignment_rejects(geom, *channels: int) -> str | None:
     """Why cp.async copies of pixels of ``channels`` channels cannot be compiled: a copy of
     4 bytes or more needs its address proven aligned, and Triton proves that from integer
     arguments divisible by 16 only (a pixel's stride is its channel count; call 158: 440
-    channels compiled to 2-byte copies, which cp.async does not have)."""
+    channels compiled to 2-byte copies, which cp.async does not have). The base pointer
+    must be 16-byte aligned too: ``aligned_pixels`` copies a tensor whose is not."""
     for c in channels:
         if c % 16:
             return (f"{c} channels a pixel: the copies' alignment is proven from multiples "
@@ -74,12 +77,19 @@ def pack_rejects(geom, block: int, device, *group_channels: int) -> str | None:
     return None
 
 
+def aligned_pixels(t: torch.Tensor) -> torch.Tensor:
+    """``t`` (a 5D view) as the Gluon kernels' cp.async copies read it: runs of a pixel's
+    channels from a 16-byte aligned start, else a channels_last copy (a view of another
+    layout or at an odd offset would compile to copies cp.async does not have)."""
+    if t.stride(1) == 1 and t.data_ptr() % 16 == 0:
+        return t
+    return t.clone(memory_format=torch.channels_last_3d)
+
+
 def wgrad_operands(call) -> tuple:
     """(dY, X, their strides and dW's as a Gluon wgrad kernel takes them: dY's n, h, w,
-    X's n, h, w, dW's k, c, r, s). The copies read runs of a pixel's channels, so a view
-    that breaks that is copied first."""
-    dy, x = (t if t.stride(1) == 1 else t.contiguous(memory_format=torch.channels_last_3d)
-             for t in (call.dy, call.x))
+    X's n, h, w, dW's k, c, r, s), dY and X as ``aligned_pixels`` gives them."""
+    dy, x = aligned_pixels(call.dy), aligned_pixels(call.x)
     syn, _, _, syh, syw = strides5(dy)
     sxn, _, _, sxh, sxw = strides5(x)
     swk, swc, _, swr, sws = strides5(call.out)

@@ -23,12 +23,10 @@ tests/test_gpu_families.py and tests/test_gpu_grad.py run it.
 
 from __future__ import annotations
 
-import torch
-
 from .base import Config, ConvCall, KernelFamily
 from .common import cdiv, oriented_filter, out_args, strides5
-from .flat_grid import flat_config_rejects, flat_consts, flat_rejects, item_rejects
-from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects
+from .flat_grid import FLAT_POSITIONS, flat_config_rejects, flat_consts, item_rejects
+from .gluon_common import HAVE_GLUON, aligned_pixels, gluon_grouped_rejects, pack_rejects
 from .grad_packed import square_pack_gpt
 from .launcher import launch_kernel
 
@@ -125,8 +123,6 @@ if HAVE_GLUON:
         NW: gl.constexpr = gl.num_warps()
         TC: gl.constexpr = BLOCK // 8
         LX: gl.constexpr = gl.BlockedLayout([1, 8], [32 // TC, TC], [NW, 1], [1, 0])
-        # Filter tiles: runs of 8 input channels (contiguous in a channels_last filter).
-        LW: gl.constexpr = gl.BlockedLayout([1, 8], [32 // TC, TC], [NW, 1], [1, 0])
         MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
                                                       warps_per_cta=[NW, 1],
                                                       instr_shape=[16, 8])
@@ -148,8 +144,10 @@ if HAVE_GLUON:
         _issue(first, end, x_smem, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H, sxn, sxh,
                sxw, 0, ROWS, WP, XP, XNEED, NPH, STH, STW, LX)
         # The filter tiles load while the first item's copies are in flight.
-        k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LW))
-        c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LW))
+        # Filter tiles in the copies' layout: runs of 8 input channels (contiguous in a
+        # channels_last filter).
+        k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
+        c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         kw = gl.expand_dims(pack * (GPT * KG) + k_rel, 1)
         cw = gl.expand_dims(c_rel, 0)
         w_ok = ((gl.expand_dims(k_rel // KG, 1) == cw // CG)
@@ -183,10 +181,8 @@ if HAVE_GLUON:
 
 # Filter taps the kernel unrolls (each a [BLOCK, BLOCK] tile in shared memory).
 MAX_FLAT_TAPS = 9
-# Flat positions an item (BLOCK_M); (BLOCK_N, num_warps): the mma warps split the
-# positions in sixteens; ITEMS a program walks (its filter tiles load once, its items
-# alternate buffers in pairs).
-FLAT_POSITIONS = (64, 128, 256)
+# (BLOCK_N, num_warps): the mma warps split the positions in sixteens; ITEMS a program
+# walks (its filter tiles load once, its items alternate buffers in pairs).
 FLAT_TILES = ((16, 2), (16, 4), (32, 2), (32, 4))
 FLAT_ITEMS = (2, 4, 8)
 
@@ -198,12 +194,13 @@ class GroupedFlatFamily(KernelFamily):
                "of rows with a block-diagonal filter tile")
     dtypes = ("float16", "bfloat16")
     interpreted = False
+    int32_offsets = True  # its dgrad twin writes dX's phases through views of all of dX
     configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=wp, num_stages=1)
                     for items in FLAT_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_TILES)
 
     def supports(self, geom) -> str | None:
         return (gluon_grouped_rejects(geom, MAX_FLAT_TAPS, geom.c)
-                or flat_rejects(geom, FLAT_POSITIONS[-1]))
+                or item_rejects(geom, FLAT_POSITIONS[-1]))
 
     @staticmethod
     def gpt(geom, cfg: Config) -> int:
@@ -247,10 +244,7 @@ class GroupedFlatFamily(KernelFamily):
         c = flat_consts(g, cfg["BLOCK_M"])
         gpt = self.gpt(g, cfg)
         _, oh, ow = g.out_spatial
-        # The copies read runs of a pixel's channels (a view that breaks that is copied
-        # first).
-        x = (call.x if call.x.stride(1) == 1
-             else call.x.contiguous(memory_format=torch.channels_last_3d))
+        x = aligned_pixels(call.x)
         sxn, _, _, sxh, sxw = strides5(x)
         w, sw = oriented_filter(call)
         out, syn, syc, _, syh, syw, bias, res, srn, src, _, srh, srw = out_args(call)

@@ -10,6 +10,10 @@ shared memory and an mma reduces 16 flat positions whatever the map's width. As 
 two items an iteration double-buffered through cp.async, splits added in a fixed order
 (``wgrad_gemm.reduce_splits``): no atomics.
 
+Grid positions past the map's columns hold a zero dY but meet real input pixels (the next
+row's), so an Inf or NaN in X turns taps whose torch gradient is finite into NaN, as the
+zero blocks of a pack do across groups (``wgrad_grouped_halo`` behaves the same).
+
 Gluon has no interpreter: tests/test_flat_grid.py compiles it for sm_90 on the CPU (and
 replays the layout's index arithmetic in torch); tests/test_gpu_grad.py runs it.
 """
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 from .base import Config, GradCall
 from .common import cdiv
-from .flat_grid import flat_config_rejects, flat_consts, flat_rejects, item_rejects
+from .flat_grid import FLAT_POSITIONS, flat_config_rejects, flat_consts, item_rejects
 from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects, wgrad_operands
 from .grad_common import GradFamily, GradGrid
 from .grad_packed import square_pack_gpt
@@ -148,8 +152,6 @@ if HAVE_GLUON:
                    sws, CG, KG, GPT, BLOCK, R, S, SPLIT, MMA)
 
 
-# Flat positions an item (BLOCK_M): a multiple of the mma's 16, a power of two.
-FLAT_POSITIONS = (64, 128, 256)
 
 
 class WgradGroupedFlatFamily(GradFamily):
@@ -165,7 +167,7 @@ class WgradGroupedFlatFamily(GradFamily):
 
     def supports(self, geom) -> str | None:
         return (gluon_grouped_rejects(geom, MAX_HALO_TAPS, geom.c, geom.k)
-                or flat_rejects(geom, FLAT_POSITIONS[-1]))
+                or item_rejects(geom, FLAT_POSITIONS[-1]))
 
     @staticmethod
     def gpt(geom, cfg: Config) -> int:

@@ -1,6 +1,7 @@
 """The flat-grid Gluon families (grouped_flat forward, its dgrad twin, wgrad_grouped_flat)
 on the CPU: the interpreter cannot run Gluon, so these tests compile the kernels for
-sm_90 (no GPU needed), check their rules, and replay the flat layout's index arithmetic
+sm_90 (no GPU needed), check their rules and launch arguments, and replay the flat
+layout's index arithmetic (flat_consts, phases and shifts, as the wgrad kernel uses them)
 in torch; tests/test_gpu_families.py and tests/test_gpu_grad.py run them on the GPU."""
 
 from __future__ import annotations
@@ -238,7 +239,7 @@ def test_never_offered_to_the_interpreter():
     (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, dtype="float32"), "float32"),
     (G(n=1, c=61, k=122, g=61, h=8, w=8, r=3, s=3), "multiples of 16"),
     (G(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3), "multiples of 16"),
-    (G(n=1, c=32, k=32, g=8, h=4, w=300, r=3, s=3, pad=(0, 1, 1)), "output columns"),
+    (G(n=1, c=32, k=32, g=8, h=4, w=300, r=3, s=3, pad=(0, 1, 1)), "hold no row"),
 ])
 @pytest.mark.parametrize("family", ["wgrad_grouped_flat", "grouped_flat", "dgrad_grouped_flat"])
 def test_rules(geom, why, family):
@@ -349,3 +350,25 @@ def test_launches_bind_every_argument_by_name(family, monkeypatch):
             o = bound["out_ptr"]
             assert (bound["syn"], bound["syc"], bound["syh"], bound["syw"]) == (
                 o.stride(0), o.stride(1), o.stride(-2), o.stride(-1))
+
+
+def test_copies_start_on_16_bytes():
+    """cp.async sources start 16-byte aligned (an odd start compiles to copies cp.async
+    does not have): aligned_pixels keeps an aligned channels_last view, copies the rest."""
+    from convdispatch.kernels.gluon_common import aligned_pixels
+    from helpers import unaligned
+
+    x = torch.randn(2, 32, 1, 5, 7, dtype=torch.float16).to(
+        memory_format=torch.channels_last_3d)
+    assert aligned_pixels(x) is x
+    for t in (unaligned(x), x.contiguous()):
+        got = aligned_pixels(t)
+        assert got.data_ptr() % 16 == 0 and got.stride(1) == 1 and torch.equal(got, t)
+
+
+def test_dgrad_twin_keeps_offsets_32_bit():
+    """At a stride the twin writes dX's phases through views of all of dX."""
+    from convdispatch.dispatcher import registry
+
+    big = G(n=64, c=256, k=256, g=16, h=400, w=400, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))
+    assert "32-bit" in registry.family("dgrad_grouped_flat").rejects(big)
