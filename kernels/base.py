@@ -161,6 +161,17 @@ class KernelFamily:
     # Whether the Triton interpreter runs the kernel (a Gluon kernel: no; the CPU tests
     # then compile it for the GPU instead).
     interpreted: bool = True
+    # Whether the kernel's offsets are 32-bit whatever the tensors' sizes (its rule bounds
+    # them by its own problem's tensors; a dgrad twin also writes through views of all of
+    # dX, which it must bound too).
+    int32_offsets: bool = False
+
+    def pixel_tiles(self, geom: ConvGeometry, cfg: Config) -> int:
+        """Programs a launch of ``cfg`` runs over the output pixels of ``geom``: BLOCK_M
+        pixels a program (a TILE_W-wide block where the config has one)."""
+        from .common import pixel_grid  # common imports this module
+
+        return pixel_grid(geom, cfg["BLOCK_M"], cfg.get("TILE_W", 0))[0]
 
     @property
     def dgrad_configs(self) -> tuple[Config, ...]:

@@ -45,7 +45,7 @@ import triton
 import triton.language as tl
 
 from .base import Config, ConvCall, GradCall, KernelFamily
-from .common import cdiv, needs_int64, pixel_grid, strides5
+from .common import cdiv, needs_int64, strides5
 from .depthwise import DepthwiseFamily
 from .depthwise_span import span_grid
 from .geometry import ConvGeometry
@@ -201,13 +201,6 @@ def unreached_phases(phases: tuple[Phase, ...]) -> tuple[int, int, int]:
     return tuple(masks)  # type: ignore[return-value]
 
 
-def pixel_tiles(forward: KernelFamily, geom, cfg: Config) -> int:
-    """Programs a forward family's launch runs over the output pixels of ``geom``: its
-    own count where it has one (``pixel_tiles``), else BLOCK_M pixels a program."""
-    own = getattr(forward, "pixel_tiles", None)
-    return own(geom, cfg) if own else pixel_grid(geom, cfg["BLOCK_M"], cfg.get("TILE_W", 0))[0]
-
-
 class ForwardDgradFamily(GradFamily):
     """dgrad by one forward family on the forward problem of ``forward_problem``.
 
@@ -243,8 +236,7 @@ class ForwardDgradFamily(GradFamily):
                     "stride, a stride phase that would need it)")
         if not self.lattice and geom.stride != (1, 1, 1):
             return f"{self.forward.name} cannot write dX's stride phases (strided views)"
-        if (getattr(self.forward, "int32_offsets", False)
-                and geom.n * geom.c * geom.d * geom.h * geom.w >= 2 ** 31):
+        if self.forward.int32_offsets and geom.n * geom.c * geom.d * geom.h * geom.w >= 2 ** 31:
             return (f"dX of 2**31 elements or more: {self.forward.name}'s offsets into "
                     "dX's phase views are 32-bit")
         for tg in problems:
@@ -285,7 +277,7 @@ class ForwardDgradFamily(GradFamily):
         if self.kind == "gemm":
             bk = cfg["BLOCK_K"]
             return GradGrid(m=tg.gemm_m, n=tg.kg, red=tg.gemm_k, block_m=bm, block_n=bn,
-                            tiles_m=pixel_tiles(self.forward, tg, cfg),
+                            tiles_m=self.forward.pixel_tiles(tg, cfg),
                             tiles_n=cdiv(tg.kg, bn), mult=tg.g,
                             k_steps=taps * cdiv(tg.cg, bk), k_block=bk)
         if self.kind == "packed":
@@ -293,7 +285,7 @@ class ForwardDgradFamily(GradFamily):
             run = gpt * tg.cg
             bk = cfg.get("BLOCK_K", run)
             return GradGrid(m=tg.gemm_m, n=gpt * tg.kg, red=taps * run, block_m=bm,
-                            block_n=bn, tiles_m=pixel_tiles(self.forward, tg, cfg),
+                            block_n=bn, tiles_m=self.forward.pixel_tiles(tg, cfg),
                             tiles_n=cdiv(tg.g, gpt), mult=1, k_steps=taps * cdiv(run, bk),
                             k_block=bk)
         if self.kind == "span":
@@ -302,7 +294,7 @@ class ForwardDgradFamily(GradFamily):
                             tiles_m=programs, tiles_n=1, mult=1, k_steps=taps, k_block=1,
                             fma=True)
         return GradGrid(m=tg.gemm_m, n=tg.k, red=taps, block_m=bm, block_n=bn,
-                        tiles_m=pixel_tiles(self.forward, tg, cfg),
+                        tiles_m=self.forward.pixel_tiles(tg, cfg),
                         tiles_n=cdiv(tg.k, bn), mult=1, k_steps=taps, k_block=1, fma=True)
 
     @staticmethod

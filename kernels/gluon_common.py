@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - depends on the Triton build
     HAVE_GLUON = False
 
 
-def copy_alignment_rejects(geom, *channels: int) -> str | None:
+def copy_alignment_rejects(*channels: int) -> str | None:
     """Why cp.async copies of pixels of ``channels`` channels cannot be compiled: a copy of
     4 bytes or more needs its address proven aligned, and Triton proves that from integer
     arguments divisible by 16 only (a pixel's stride is its channel count; call 158: 440
@@ -54,7 +54,7 @@ def gluon_grouped_rejects(geom, max_taps: int, *copied_channels: int) -> str | N
         return f"{geom.r}x{geom.s} filter: more than the {max_taps} taps it holds"
     if geom.layout != "channels_last":
         return "cp.async copies runs of a pixel's channels: channels_last only"
-    if reason := copy_alignment_rejects(geom, *copied_channels):
+    if reason := copy_alignment_rejects(*copied_channels):
         return reason
     if max(geom.n * geom.c * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
         return "tensors of 2**31 elements or more: its offsets are 32-bit"

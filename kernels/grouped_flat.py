@@ -194,7 +194,7 @@ class GroupedFlatFamily(KernelFamily):
                "of rows with a block-diagonal filter tile")
     dtypes = ("float16", "bfloat16")
     interpreted = False
-    int32_offsets = True  # its dgrad twin writes dX's phases through views of all of dX
+    int32_offsets = True
     configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=wp, num_stages=1)
                     for items in FLAT_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_TILES)
 
