@@ -15,6 +15,7 @@ import pandas as pd
 
 HERE = Path(__file__).parent
 RES = HERE.parent
+ROOT = HERE.parents[2]
 C139 = RES / "grouped_halo_h100/call139"
 C156 = RES / "depthwise_wgrad_span_h100/call156"
 CATS = ("dense", "grouped", "depthwise")
@@ -98,6 +99,39 @@ def overlap() -> None:
         for r in both.itertuples()) + " (overlapped / in order).")
 
 
+def in_order_where_both_flat() -> None:
+    d = bench(HERE / "call162/bwd_full/bench.csv")
+    x = d[d.category == "grouped"]
+    both = x.chosen.str.count("grouped_flat") == 2
+    pick = np.where(both, x.in_order_speedup_vs_cudnn, x.speedup_vs_cudnn)
+    print(f"\nIssue-2 grouped one pass if the {int(both.sum())} layers whose gradients both run "
+          f"on flat-grid kernels ran in order and the rest overlapped (call 162's times): "
+          f"{gmean(pick):.2f}x cuDNN (overlapped {gmean(x.speedup_vs_cudnn):.2f}, in order "
+          f"{gmean(x.in_order_speedup_vs_cudnn):.2f}).")
+
+
+def call158() -> None:
+    print("\n## Call 158's first grouped_flat (one item a program; rows not kept in the "
+          "sweeps, `call158/flat_rows_v1.csv.gz`)\n")
+    v1 = pd.read_csv(HERE / "call158/flat_rows_v1.csv.gz", low_memory=False)
+    v1 = v1[(v1.ok == 1) & v1.problem_id.str.startswith("resnext50_32x4d")
+            & (v1.c // v1.g == 32)]
+    print("ResNeXt-50's 32-channel groups, the best other kernel's sweep time over the "
+          "first version's best:\n")
+    print("| sweep | problem | first version us | best other us | others / it |")
+    print("|---|---|---|---|---|")
+    ratios = []
+    for sweep, rows in v1.groupby("sweep"):
+        ref = pd.read_csv(ROOT / f"data/sweeps/h100/{sweep}.csv", low_memory=False)
+        ref = ref[(ref.ok == 1) & ~ref.family.str.endswith("grouped_flat")]
+        for pid, r in rows.groupby("problem_id"):
+            other = ref[ref.problem_id == pid].latency_us.min()
+            ratios.append(other / r.latency_us.min())
+            print(f"| {sweep} | {pid} | {r.latency_us.min():.1f} | {other:.1f} | "
+                  f"{ratios[-1]:.2f} |")
+    print(f"\nRange {min(ratios):.2f}-{max(ratios):.2f}.")
+
+
 def per_direction() -> None:
     print("\n## Issue-2 grouped layers, each gradient alone (call 164; call 156's wgrad)\n")
     now = bench(HERE / "call164/bwd_grouped/bench.csv")
@@ -122,4 +156,6 @@ if __name__ == "__main__":
     forward_suite()
     backward_suite()
     overlap()
+    in_order_where_both_flat()
     per_direction()
+    call158()
