@@ -39,6 +39,10 @@ def flat_consts(geom, positions: int) -> dict:
 
 # Flat positions an item (BLOCK_M): a multiple of the mma's 16, a power of two.
 FLAT_POSITIONS = (64, 128, 256)
+# Items a program holds in shared memory at once (num_stages): NBUF - 1 items' copies in
+# flight while one is computed. With two, call 166 (Nsight Compute) found a 7x7 map's
+# wgrad programs waiting on every item's copies.
+FLAT_BUFFERS = (2, 4)
 
 
 def flat_config_rejects(geom, cfg, smallest: int) -> str | None:
