@@ -10,9 +10,10 @@ reads phase ((r * DLH) % STH, (s * DLW) % STW) at the constant flat shift
 position f + shift of that phase. Each tap's operand is therefore one run of rows of
 shared memory whatever the map's width, and the input crosses L2 once.
 
-Shared memory holds rows of BLOCK channels: NPH phase images of XP rows a buffer. A
-Gluon slice must start on a multiple of its length, so ``tap_rows`` indexes a view whose
-layout covers the channels only (an index starts anywhere) and reads the rows from there.
+Shared memory holds rows of BLOCK channels: NPH phase images of XP rows a buffer, laid
+out in planes of 8 channels (``planar_layout``). A Gluon slice must start on a multiple of
+its length, so ``tap_rows`` indexes a view of 16-byte units (an index starts anywhere) and
+reads the rows from there.
 """
 
 from __future__ import annotations
@@ -68,20 +69,51 @@ def item_rejects(geom, positions: int) -> str | None:
 
 
 if HAVE_GLUON:
+    import math
+
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
 
+    # Views of 16-byte units (8 channels): indexing one starts a view at any row of plane 0.
+    UNITS = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
+
+    @gluon.constexpr_function
+    def row_units(block):
+        """16-byte units between consecutive rows of ``block`` channels in plane 0."""
+        return 1 if block >= 32 else block // 8
+
+    @gluon.constexpr_function
+    def row_layout(rows, block, plane_rows):
+        """Shared layout of a [rows, block] view of a buffer of ``plane_rows`` rows.
+
+        Rows of 32 channels are held as 4 planes of ``plane_rows`` rows of 8 channels
+        (channel c of row f at element c % 8 + 8 f + 8 plane_rows (c // 8)). No swizzle can
+        follow a view that starts on any row, and unpadded rows of 64 bytes put 4 of
+        ldmatrix's 8 rows in the same banks (call 166: three quarters of the shared-load
+        wavefronts were conflicts); in planes they are 16 contiguous bytes each (call 168:
+        1.08-1.10x at 32 channels). Rows of 16 channels stay whole (32 bytes, 2-way
+        conflicts): in planes their kernels were 7% slower (call 168)."""
+        if block < 32:
+            return gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
+        bases = [[0, 1], [0, 2], [0, 4]]
+        bases += [[1 << i, 0] for i in range(int(math.log2(rows)))]
+        # Offsets past a view's rows within a plane hold none of its elements.
+        bases += [[0, 0]] * (int(math.log2(plane_rows)) - int(math.log2(rows)))
+        bases += [[0, 8 << i] for i in range(int(math.log2(block // 8)))]
+        return gl.SharedLinearLayout(bases)
+
     @gluon.jit
-    def copy_phases(x_smem, x_ptr, n, oh0, live, ch, cok, H, W, pdh, pdw, sxn, sxh, sxw,
+    def copy_phases(x_units, x_ptr, n, oh0, live, ch, cok, H, W, pdh, pdw, sxn, sxh, sxw,
                     BUF: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
                     XNEED: gl.constexpr, NPH: gl.constexpr, STH: gl.constexpr,
-                    STW: gl.constexpr, LX: gl.constexpr):
+                    STW: gl.constexpr, LX: gl.constexpr, XL: gl.constexpr):
         """Start copying (cp.async, uncommitted) the stride-phase images of the item whose
-        first output row is oh0 of image n into buffer BUF: XP positions each, the first
-        XNEED holding what the taps read; zeros past the input's edges, past XNEED and
-        everywhere unless ``live``. ``ch`` / ``cok``: [1, BLOCK] channels and their mask
-        (layout LX)."""
+        first output row is oh0 of image n into buffer BUF of ``x_units`` (16-byte units;
+        XL: the ``row_layout`` of a phase image's [XP, BLOCK] view): XP positions each,
+        the first XNEED holding what the taps read; zeros past the input's edges, past
+        XNEED and everywhere unless ``live``. ``ch`` / ``cok``: [1, BLOCK] channels and
+        their mask (layout LX)."""
         f = gl.arange(0, XP, layout=gl.SliceLayout(1, LX))
         gi = f // WP
         gj = f % WP
@@ -90,22 +122,22 @@ if HAVE_GLUON:
             iw = gj * STW + (ph % STW) - pdw
             ok = live & (f < XNEED) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
             row = gl.expand_dims(n * sxn + ih * sxh + iw * sxw, 1)
-            cp.async_copy_global_to_shared(x_smem.slice((BUF * NPH + ph) * XP, XP),
-                                           x_ptr + (row + ch),
-                                           mask=gl.expand_dims(ok, 1) & cok)
+            cp.async_copy_global_to_shared(
+                x_units.index((BUF * NPH + ph) * XP * row_units(ch.shape[1]))._reinterpret(
+                    x_units.dtype, [XP, ch.shape[1]], XL),
+                x_ptr + (row + ch), mask=gl.expand_dims(ok, 1) & cok)
 
     @gluon.jit
-    def tap_rows(x_rows, T: gl.constexpr, FIRST: gl.constexpr, LEN: gl.constexpr,
+    def tap_rows(x_units, T: gl.constexpr, FIRST: gl.constexpr, LEN: gl.constexpr,
                  BUF: gl.constexpr, S: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
                  NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr,
                  DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
                  SH: gl.constexpr):
         """The LEN rows that filter tap T reads for output positions FIRST.. of the item in
-        buffer BUF, as a [LEN, BLOCK] view (layout SH) of ``x_rows`` (the phase images as
-        rows of a channels-only layout)."""
+        buffer BUF, as a [LEN, BLOCK] view (SH: its ``row_layout``) of ``x_units``."""
         # The phase and the shift are written into the index: assigned to a local name,
         # a constant becomes a tensor.
-        return x_rows.index(
-            (BUF * NPH + ((T // S) * DLH % STH) * STW + (T % S) * DLW % STW) * XP
-            + ((T // S) * DLH // STH) * WP + (T % S) * DLW // STW + FIRST
-        )._reinterpret(x_rows.dtype, [LEN, BLOCK], SH)
+        return x_units.index(
+            ((BUF * NPH + ((T // S) * DLH % STH) * STW + (T % S) * DLW % STW) * XP
+             + ((T // S) * DLH // STH) * WP + (T % S) * DLW // STW + FIRST) * row_units(BLOCK)
+        )._reinterpret(x_units.dtype, [LEN, BLOCK], SH)

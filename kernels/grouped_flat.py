@@ -36,7 +36,7 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import copy_phases, tap_rows
+    from .flat_grid import UNITS, copy_phases, row_layout, row_units, tap_rows
 
     @gluon.jit
     def _activate(x, ACT: gl.constexpr):
@@ -52,27 +52,27 @@ if HAVE_GLUON:
         return x
 
     @gluon.jit
-    def _issue(item, end, x_smem, x_ptr, ch, cok, H, W, pdh, pdw, TILES_H, sxn, sxh, sxw,
+    def _issue(item, end, x_units, x_ptr, ch, cok, H, W, pdh, pdw, TILES_H, sxn, sxh, sxw,
                BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
                XNEED: gl.constexpr, NPH: gl.constexpr, STH: gl.constexpr,
-               STW: gl.constexpr, LX: gl.constexpr):
+               STW: gl.constexpr, LX: gl.constexpr, XL: gl.constexpr):
         """Start copying an item's phase images into buffer BUF (one cp.async group)."""
-        copy_phases(x_smem, x_ptr, item // TILES_H, (item % TILES_H) * ROWS, item < end,
+        copy_phases(x_units, x_ptr, item // TILES_H, (item % TILES_H) * ROWS, item < end,
                     ch, cok, H, W, pdh, pdw, sxn, sxh, sxw, BUF, WP, XP, XNEED, NPH, STH,
-                    STW, LX)
+                    STW, LX, XL)
         cp.commit_group()
 
     @gluon.jit
-    def _item(x_rows, w_smem, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+    def _item(x_units, w_smem, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
               P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, NPH: gl.constexpr,
               STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
-              BLOCK: gl.constexpr, SH: gl.constexpr, MMA: gl.constexpr, A_L: gl.constexpr,
+              BLOCK: gl.constexpr, XT: gl.constexpr, MMA: gl.constexpr, A_L: gl.constexpr,
               B_L: gl.constexpr):
         """The item in buffer BUF: every tap's mma of its P-row run with the tap's tile."""
         acc = gl.zeros([P, BLOCK], gl.float32, MMA)
         for t in gl.static_range(R * S):
-            a = tap_rows(x_rows, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
-                         SH).load(A_L)
+            a = tap_rows(x_units, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
+                         XT).load(A_L)
             b = w_smem.index(t).permute((1, 0)).load(B_L)
             acc = mma_v2(a, b, acc)
         return acc
@@ -128,21 +128,30 @@ if HAVE_GLUON:
                                                       instr_shape=[16, 8])
         A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
         B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
-        SH: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1,
-                                                   order=[1, 0])
-        ROW: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
+        # The filter tiles' views start on a tile: 32-channel rows (64 bytes) swizzled, so
+        # that ldmatrix's eight rows fall in distinct banks; 16-channel ones left whole, as
+        # flat_grid.row_layout leaves them.
+        SW: gl.constexpr = gl.SwizzledSharedLayout(
+            vec=8 if BLOCK >= 32 else 1, per_phase=2 if BLOCK >= 32 else 1,
+            max_phase=4 if BLOCK >= 32 else 1, order=[1, 0])
         pack = gl.program_id(0)
         first = gl.program_id(1) * ITEMS_PER_PROGRAM
         end = gl.minimum(first + ITEMS_PER_PROGRAM, ITEMS)
-        x_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [2 * NPH * XP, BLOCK], SH)
-        x_rows = x_smem._reinterpret(x_ptr.dtype.element_ty, [2 * NPH * XP, BLOCK], ROW)
+        # Phase images (flat_grid.row_layout), read and written through views of 16-byte
+        # units, so that a view starts on any row.
+        XR: gl.constexpr = 2 * NPH * XP
+        x_units = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [XR, BLOCK],
+                                            row_layout(XR, BLOCK, XR))._reinterpret(
+            x_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
+        XL: gl.constexpr = row_layout(XP, BLOCK, XR)
+        XT: gl.constexpr = row_layout(P, BLOCK, XR)
         # Every tap's filter tile, rows = output channels of the pack.
-        w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [R * S, BLOCK, BLOCK], SH)
+        w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [R * S, BLOCK, BLOCK], SW)
         ch = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         c_glob = gl.expand_dims(pack * (GPT * CG) + ch, 0)
         cok = gl.expand_dims(ch < GPT * CG, 0) & (c_glob < C)
-        _issue(first, end, x_smem, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H, sxn, sxh,
-               sxw, 0, ROWS, WP, XP, XNEED, NPH, STH, STW, LX)
+        _issue(first, end, x_units, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H, sxn, sxh,
+               sxw, 0, ROWS, WP, XP, XNEED, NPH, STH, STW, LX, XL)
         # The filter tiles load while the first item's copies are in flight.
         # Filter tiles in the copies' layout: runs of 8 input channels (contiguous in a
         # channels_last filter).
@@ -165,12 +174,12 @@ if HAVE_GLUON:
         for it in range(0, ITEMS_PER_PROGRAM, 2):
             for buf in gl.static_range(2):
                 item = first + it + buf
-                _issue(item + 1, end, x_smem, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H,
-                       sxn, sxh, sxw, 1 - buf, ROWS, WP, XP, XNEED, NPH, STH, STW, LX)
+                _issue(item + 1, end, x_units, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H,
+                       sxn, sxh, sxw, 1 - buf, ROWS, WP, XP, XNEED, NPH, STH, STW, LX, XL)
                 cp.wait_group(1)
                 gl.thread_barrier()
-                acc = _item(x_rows, w_smem, buf, R, S, P, WP, XP, NPH, STH, STW, DLH, DLW,
-                            BLOCK, SH, MMA, A_L, B_L)
+                acc = _item(x_units, w_smem, buf, R, S, P, WP, XP, NPH, STH, STW, DLH, DLW,
+                            BLOCK, XT, MMA, A_L, B_L)
                 # The next copies overwrite the buffer just read.
                 gl.thread_barrier()
                 _epilogue(acc, item, end, pack, out_ptr, syn, syc, syh, syw, bias_ptr,

@@ -37,15 +37,15 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import copy_phases, tap_rows
+    from .flat_grid import UNITS, copy_phases, row_layout, row_units, tap_rows
     from .wgrad_grouped_halo import store_taps
 
     @gluon.jit
-    def _issue(item, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
+    def _issue(item, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
                H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw,
                BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
                XP: gl.constexpr, XNEED: gl.constexpr, NPH: gl.constexpr, STH: gl.constexpr,
-               STW: gl.constexpr, LX: gl.constexpr):
+               STW: gl.constexpr, LX: gl.constexpr, XL: gl.constexpr, YL: gl.constexpr):
         """Start copying an item (image item // TILES_H, output rows from
         (item % TILES_H) * ROWS) into buffer BUF as one cp.async group: its phase images
         (``flat_grid.copy_phases``) and dY's P flat positions (zeros past the map's
@@ -54,10 +54,10 @@ if HAVE_GLUON:
         n = item // TILES_H
         oh0 = (item % TILES_H) * ROWS
         L_CH: gl.constexpr = gl.SliceLayout(0, LX)
-        copy_phases(x_smem, x_ptr, n, oh0, live,
+        copy_phases(x_units, x_ptr, n, oh0, live,
                     gl.expand_dims(gl.convert_layout(c_glob, L_CH), 0),
                     gl.expand_dims(gl.convert_layout(c_ok, L_CH), 0), H, W, pdh, pdw,
-                    sxn, sxh, sxw, BUF, WP, XP, XNEED, NPH, STH, STW, LX)
+                    sxn, sxh, sxw, BUF, WP, XP, XNEED, NPH, STH, STW, LX, XL)
         kg = gl.expand_dims(gl.convert_layout(k_glob, L_CH), 0)
         kok = gl.expand_dims(gl.convert_layout(k_ok, L_CH), 0)
         fy = gl.arange(0, P, layout=gl.SliceLayout(1, LX))
@@ -66,24 +66,27 @@ if HAVE_GLUON:
         oh = oh0 + p
         yok = live & (p < ROWS) & (q < OW) & (oh < OH)
         yrow = gl.expand_dims(n * syn + oh * syh + q * syw, 1)
-        cp.async_copy_global_to_shared(y_smem.slice(BUF * P, P), dy_ptr + (yrow + kg),
-                                       mask=gl.expand_dims(yok, 1) & kok)
+        cp.async_copy_global_to_shared(
+            y_units.index(BUF * P * row_units(kg.shape[1]))._reinterpret(
+                y_units.dtype, [P, kg.shape[1]], YL),
+            dy_ptr + (yrow + kg), mask=gl.expand_dims(yok, 1) & kok)
         cp.commit_group()
 
     @gluon.jit
-    def _step(accs, x_rows, y_smem, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+    def _step(accs, x_units, y_units, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
               P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, NPH: gl.constexpr,
               STH: gl.constexpr,
               STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
-              SH: gl.constexpr, A_L: gl.constexpr, B_L: gl.constexpr):
+              XT: gl.constexpr, YT: gl.constexpr, A_L: gl.constexpr, B_L: gl.constexpr):
         """Every tap's dot over the item in buffer BUF, 16 flat positions at a time (dY's
-        operand loaded once for all taps)."""
+        operand loaded once for all taps; XT, YT: the row layouts of [16, BLOCK] views)."""
         for i in gl.static_range(P // 16):
-            a = y_smem.slice(BUF * P + i * 16, 16).permute((1, 0)).load(A_L)
+            a = y_units.index((BUF * P + i * 16) * row_units(BLOCK))._reinterpret(
+                y_units.dtype, [16, BLOCK], YT).permute((1, 0)).load(A_L)
             new = ()
             for t in gl.static_range(R * S):
-                b = tap_rows(x_rows, t, i * 16, 16, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW,
-                             BLOCK, SH).load(B_L)
+                b = tap_rows(x_units, t, i * 16, 16, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW,
+                             BLOCK, XT).load(B_L)
                 new = new + (mma_v2(a, b, accs[t]),)
             accs = new
         return accs
@@ -110,20 +113,23 @@ if HAVE_GLUON:
                                                       instr_shape=[16, 8])
         A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
         B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
-        # Unswizzled: a tap's operand starts at any flat position.
-        SH: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1,
-                                                   order=[1, 0])
         pack = gl.program_id(0)
         pid_s = gl.program_id(1)
-        # Rows of BLOCK channels: (buffer, phase, flat position) and (buffer, position).
-        x_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty,
-                                           [NBUF * NPH * XP, BLOCK], SH)
-        y_smem = gl.allocate_shared_memory(dy_ptr.dtype.element_ty, [NBUF * P, BLOCK], SH)
-        # The same rows with a layout of their channels only: indexing it starts a view at
-        # any row (a slice must start on a multiple of its length), which is then read as
-        # the [16, BLOCK] operand of a tap.
-        ROW: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
-        x_rows = x_smem._reinterpret(x_ptr.dtype.element_ty, [NBUF * NPH * XP, BLOCK], ROW)
+        # Rows of BLOCK channels (flat_grid.row_layout): (buffer, phase, flat position) and
+        # (buffer, position); read and written through views of 16-byte units, so that a
+        # view starts on any row.
+        XR: gl.constexpr = NBUF * NPH * XP
+        YR: gl.constexpr = NBUF * P
+        x_units = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [XR, BLOCK],
+                                            row_layout(XR, BLOCK, XR))._reinterpret(
+            x_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
+        y_units = gl.allocate_shared_memory(dy_ptr.dtype.element_ty, [YR, BLOCK],
+                                            row_layout(YR, BLOCK, YR))._reinterpret(
+            dy_ptr.dtype.element_ty, [YR * BLOCK // 8, 8], UNITS)
+        XL: gl.constexpr = row_layout(XP, BLOCK, XR)
+        YL: gl.constexpr = row_layout(P, BLOCK, YR)
+        XT: gl.constexpr = row_layout(16, BLOCK, XR)
+        YT: gl.constexpr = row_layout(16, BLOCK, YR)
         ch = gl.arange(0, BLOCK, layout=L_CH)
         c_glob = pack * (GPT * CG) + ch
         c_ok = (ch < GPT * CG) & (c_glob < CTOT)
@@ -134,23 +140,22 @@ if HAVE_GLUON:
         accs = ()
         for _t in gl.static_range(R * S):
             accs = accs + (gl.zeros([BLOCK, BLOCK], gl.float32, MMA),)
-        # NBUF - 1 items in flight while one is reduced (call 166: with one, a program of
-        # a small map waited on every item's copies).
+        # NBUF - 1 items' copies in flight while one is reduced.
         for b in gl.static_range(NBUF - 1):
-            _issue(first + b, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
-                   H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, b, ROWS, WP,
-                   P, XP, XNEED, NPH, STH, STW, LX)
+            _issue(first + b, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob,
+                   k_ok, H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, b,
+                   ROWS, WP, P, XP, XNEED, NPH, STH, STW, LX, XL, YL)
         # NBUF items an iteration, one a buffer, so every shared-memory offset is constant.
         for it in range(0, ITEMS_PER_SPLIT, NBUF):
             for buf in gl.static_range(NBUF):
-                _issue(first + it + buf + NBUF - 1, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob,
-                       c_ok, k_glob, k_ok, H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw,
-                       syn, syh, syw, (buf + NBUF - 1) % NBUF, ROWS, WP, P, XP, XNEED, NPH,
-                       STH, STW, LX)
+                _issue(first + it + buf + NBUF - 1, end, x_units, y_units, x_ptr, dy_ptr,
+                       c_glob, c_ok, k_glob, k_ok, H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh,
+                       sxw, syn, syh, syw, (buf + NBUF - 1) % NBUF, ROWS, WP, P, XP, XNEED,
+                       NPH, STH, STW, LX, XL, YL)
                 cp.wait_group(NBUF - 1)
                 gl.thread_barrier()
-                accs = _step(accs, x_rows, y_smem, buf, R, S, P, WP, XP, NPH, STH, STW, DLH,
-                             DLW, BLOCK, SH, A_L, B_L)
+                accs = _step(accs, x_units, y_units, buf, R, S, P, WP, XP, NPH, STH, STW,
+                             DLH, DLW, BLOCK, XT, YT, A_L, B_L)
                 # The next iteration's copies overwrite the buffer just read.
                 gl.thread_barrier()
         cp.wait_group(0)
