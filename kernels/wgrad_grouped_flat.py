@@ -7,8 +7,7 @@ grid of ``flat_grid`` (the input copied once, as stride-phase images; dY zero pa
 map's columns and the item's rows), so each filter tap's operand is one shifted run of
 shared memory and an mma reduces 16 flat positions whatever the map's width. As in
 ``wgrad_grouped_halo``: a pack of whole groups a [BLOCK, BLOCK] tile (block-diagonal),
-NBUF (num_stages) items in buffers of cp.async copies, NBUF - 1 of them in flight while one
-is reduced, splits added in a fixed order
+two items an iteration double-buffered through cp.async, splits added in a fixed order
 (``wgrad_gemm.reduce_splits``): no atomics.
 
 Grid positions past the map's columns hold a zero dY but meet real input pixels (the next
@@ -23,7 +22,7 @@ from __future__ import annotations
 
 from .base import Config, GradCall
 from .common import cdiv
-from .flat_grid import FLAT_BUFFERS, FLAT_POSITIONS, flat_config_rejects, flat_consts, item_rejects
+from .flat_grid import FLAT_POSITIONS, flat_config_rejects, flat_consts, item_rejects
 from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects, wgrad_operands
 from .grad_common import GradFamily, GradGrid
 from .grad_packed import square_pack_gpt
@@ -101,7 +100,6 @@ if HAVE_GLUON:
         XP: gl.constexpr, XNEED: gl.constexpr, NPH: gl.constexpr, BLOCK: gl.constexpr,
         STH: gl.constexpr,
         STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr, SPLIT: gl.constexpr,
-        NBUF: gl.constexpr,
     ):
         NW: gl.constexpr = gl.num_warps()
         # Copies: runs of 8 channels of a position (16 bytes), positions across threads.
@@ -118,8 +116,8 @@ if HAVE_GLUON:
         # Rows of BLOCK channels (flat_grid.row_layout): (buffer, phase, flat position) and
         # (buffer, position); read and written through views of 16-byte units, so that a
         # view starts on any row.
-        XR: gl.constexpr = NBUF * NPH * XP
-        YR: gl.constexpr = NBUF * P
+        XR: gl.constexpr = 2 * NPH * XP
+        YR: gl.constexpr = 2 * P
         x_units = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [XR, BLOCK],
                                             row_layout(XR, BLOCK, XR))._reinterpret(
             x_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
@@ -140,23 +138,22 @@ if HAVE_GLUON:
         accs = ()
         for _t in gl.static_range(R * S):
             accs = accs + (gl.zeros([BLOCK, BLOCK], gl.float32, MMA),)
-        # NBUF - 1 items' copies in flight while one is reduced.
-        for b in gl.static_range(NBUF - 1):
-            _issue(first + b, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob,
-                   k_ok, H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, b,
-                   ROWS, WP, P, XP, XNEED, NPH, STH, STW, LX, XL, YL)
-        # NBUF items an iteration, one a buffer, so every shared-memory offset is constant.
-        for it in range(0, ITEMS_PER_SPLIT, NBUF):
-            for buf in gl.static_range(NBUF):
-                _issue(first + it + buf + NBUF - 1, end, x_units, y_units, x_ptr, dy_ptr,
-                       c_glob, c_ok, k_glob, k_ok, H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh,
-                       sxw, syn, syh, syw, (buf + NBUF - 1) % NBUF, ROWS, WP, P, XP, XNEED,
-                       NPH, STH, STW, LX, XL, YL)
-                cp.wait_group(NBUF - 1)
+        _issue(first, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok, H,
+               W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 0, ROWS, WP, P, XP,
+               XNEED, NPH, STH, STW, LX, XL, YL)
+        # Two items an iteration, one a buffer, so every shared-memory offset is constant.
+        # (Four buffers, three items in flight, were no faster: call 167.)
+        for it in range(0, ITEMS_PER_SPLIT, 2):
+            for buf in gl.static_range(2):
+                _issue(first + it + buf + 1, end, x_units, y_units, x_ptr, dy_ptr, c_glob,
+                       c_ok, k_glob, k_ok, H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw,
+                       syn, syh, syw, 1 - buf, ROWS, WP, P, XP, XNEED, NPH, STH, STW, LX, XL,
+                       YL)
+                cp.wait_group(1)
                 gl.thread_barrier()
                 accs = _step(accs, x_units, y_units, buf, R, S, P, WP, XP, NPH, STH, STW,
                              DLH, DLW, BLOCK, XT, YT, A_L, B_L)
-                # The next iteration's copies overwrite the buffer just read.
+                # The next copies overwrite the buffer just read.
                 gl.thread_barrier()
         cp.wait_group(0)
         store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
@@ -173,9 +170,8 @@ class WgradGroupedFlatFamily(GradFamily):
     direction = "wgrad"
     dtypes = ("float16", "bfloat16")
     interpreted = False
-    configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, SPLIT_K=sk, num_warps=wp, num_stages=nb)
-                    for nb in FLAT_BUFFERS for sk in HALO_SPLITS for bn, wp in HALO_TILES
-                    for pos in FLAT_POSITIONS)
+    configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, SPLIT_K=sk, num_warps=wp, num_stages=2)
+                    for sk in HALO_SPLITS for bn, wp in HALO_TILES for pos in FLAT_POSITIONS)
 
     def supports(self, geom) -> str | None:
         return (gluon_grouped_rejects(geom, MAX_HALO_TAPS, geom.c, geom.k)
@@ -199,8 +195,7 @@ class WgradGroupedFlatFamily(GradFamily):
 
     def smem_bytes(self, geom, cfg: Config) -> int:
         c = flat_consts(geom, cfg["BLOCK_M"])
-        return (cfg["num_stages"] * (c["NPH"] * c["XP"] + c["P"]) * cfg["BLOCK_N"]
-                * geom.elem_bytes)
+        return 2 * (c["NPH"] * c["XP"] + c["P"]) * cfg["BLOCK_N"] * geom.elem_bytes
 
     def hard_ok(self, geom, cfg, device) -> str | None:
         if reason := (pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg, geom.kg)
@@ -230,4 +225,4 @@ class WgradGroupedFlatFamily(GradFamily):
                 tiles.k_steps, per_split, g.k * g.cg * g.r * g.s, *strides,
                 CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), R=g.r, S=g.s, BLOCK=bn,
                 STH=g.stride[1], STW=g.stride[2], DLH=g.dilation[1], DLW=g.dilation[2],
-                SPLIT=split > 1, NBUF=cfg["num_stages"], num_warps=cfg["num_warps"], **c)
+                SPLIT=split > 1, num_warps=cfg["num_warps"], **c)
