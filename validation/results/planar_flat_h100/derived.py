@@ -22,6 +22,8 @@ import pandas as pd
 
 HERE = Path(__file__).parent
 SWEEPS = HERE.parents[2] / "data/sweeps/h100"
+BEFORE = HERE.parent / "grouped_flat_h100"  # calls 162-164, the models before
+CATS = ("dense", "grouped", "depthwise")
 
 
 def gmean(x) -> float:
@@ -93,6 +95,73 @@ def sweeps() -> None:
                 rows(HERE / f"{sweep}_rows32_unplanar.csv.gz"))
 
 
+def forward_suite() -> None:
+    print("\n## Issue-6 forward suite (calls 162-163 -> 170-171)\n")
+    print("| dtype | category | layers | before | now | min now |")
+    print("|---|---|---|---|---|---|")
+    for dtype, old, new in (("fp16", "call162/issue6_fp16", "call170/issue6_fp16"),
+                            ("bf16", "call163/issue6_bf16", "call171/issue6_bf16")):
+        o, n = pd.read_csv(BEFORE / old / "bench.csv"), pd.read_csv(HERE / new / "bench.csv")
+        for cat in CATS:
+            oc, nc = o[o.category == cat], n[n.category == cat]
+            print(f"| {dtype} | {cat} | {len(nc)} | {gmean(oc.speedup_vs_cudnn):.3f} | "
+                  f"{gmean(nc.speedup_vs_cudnn):.3f} | {nc.speedup_vs_cudnn.min():.2f} |")
+        top = n.loc[n.tflops.idxmax()]
+        print(f"| {dtype} | top rate | | | {top.tflops:.0f} TFLOP/s | {top.problem_id} |")
+
+
+def backward_suite() -> None:
+    print("\n## Issue-2 backward suite, one whole pass (call 162 -> 170)\n")
+    o = pd.read_csv(BEFORE / "call162/bwd_full/bench.csv")
+    n = pd.read_csv(HERE / "call170/bwd_full/bench.csv")
+    print("| category | layers | overlapped | in order | cuDNN time now / before |")
+    print("|---|---|---|---|---|")
+    m = n.merge(o, on="problem_id", suffixes=("", "_o"))
+    for cat in CATS:
+        x = m[m.category == cat]
+        print(f"| {cat} | {len(x)} | {gmean(x.speedup_vs_cudnn_o):.3f} -> "
+              f"{gmean(x.speedup_vs_cudnn):.3f} | {gmean(x.in_order_speedup_vs_cudnn_o):.3f} -> "
+              f"{gmean(x.in_order_speedup_vs_cudnn):.3f} | "
+              f"{gmean(x.cudnn_us / x.cudnn_us_o):.3f} |")
+    print("\nGrouped layers, us (ours overlapped / in order; cuDNN one pass):\n")
+    print("| layer | dgrad & wgrad now | 162 | 170 | cuDNN 162 / 170 | x 170 ov / io |")
+    print("|---|---|---|---|---|---|")
+    for r in m[m.category == "grouped"].itertuples():
+        fams = " & ".join(p.split(":")[0] for p in r.chosen.split(" & "))
+        print(f"| {r.problem_id.split('/')[1]} | {fams} | {r.ours_us_o:.1f} / "
+              f"{r.in_order_us_o:.1f} | {r.ours_us:.1f} / {r.in_order_us:.1f} | "
+              f"{r.cudnn_us_o:.1f} / {r.cudnn_us:.1f} | {r.speedup_vs_cudnn:.2f} / "
+              f"{r.in_order_speedup_vs_cudnn:.2f} |")
+    g6 = pd.read_csv(HERE / "call170/bwd_full_grouped6/bench.csv")
+    g6o = pd.read_csv(BEFORE / "call162/bwd_full_grouped6/bench.csv")
+    print(f"\nIssue-6 suite's grouped layers one pass: overlapped "
+          f"{gmean(g6o.speedup_vs_cudnn):.3f} -> {gmean(g6.speedup_vs_cudnn):.3f}, in order "
+          f"{gmean(g6o.in_order_speedup_vs_cudnn):.3f} -> "
+          f"{gmean(g6.in_order_speedup_vs_cudnn):.3f}.")
+
+
+def per_direction() -> None:
+    print("\n## Issue-2 grouped layers, each gradient alone (call 164 -> 171)\n")
+    o = pd.read_csv(BEFORE / "call164/bwd_grouped/bench.csv")
+    n = pd.read_csv(HERE / "call171/bwd_grouped/bench.csv")
+    print("| direction | before | now | min now |")
+    print("|---|---|---|---|")
+    for d in ("dgrad", "wgrad"):
+        oc, nc = o[o.direction == d], n[n.direction == d]
+        print(f"| {d} | {gmean(oc.speedup_vs_cudnn):.3f} | {gmean(nc.speedup_vs_cudnn):.3f} | "
+              f"{nc.speedup_vs_cudnn.min():.2f} |")
+    print("\n| layer | direction | chosen now | us 164 -> 171 | cuDNN us 164 -> 171 |")
+    print("|---|---|---|---|---|")
+    m = n.merge(o, on=["problem_id", "direction"], suffixes=("", "_o"))
+    for r in m.itertuples():
+        print(f"| {r.problem_id.split('/')[1]} | {r.direction} | {r.chosen.split(':')[0]} | "
+              f"{r.ours_us_o:.1f} -> {r.ours_us:.1f} | {r.cudnn_us_o:.1f} -> "
+              f"{r.cudnn_us:.1f} |")
+
+
 if __name__ == "__main__":
     ncu_summary()
     sweeps()
+    forward_suite()
+    backward_suite()
+    per_direction()
