@@ -13,12 +13,13 @@ MAX_REL_ERR = 1e-2  # a probe's output within this of the reference (relative, b
 def checked_time(label: str, run: Callable[[], object], out, ref, timer,
                  timed: Callable[[], Callable[[], object]]) -> tuple[float, float] | None:
     """(median us, relative error of ``out`` against ``ref`` by norm) after ``run()``
-    wrote ``out`` and ``timer`` timed the callable ``timed()`` makes; None, printed with
-    ``label``, where either raised (a probe records what failed and goes on)."""
+    wrote ``out`` and ``timer`` (a ``timing.Timer``: median, p20, p80) timed the callable
+    ``timed()`` makes; None, printed with ``label``, where either raised (a probe records
+    what failed and goes on)."""
     try:
         run()
         err = float((out.float() - ref.to(out.device).float()).norm() / ref.float().norm())
-        return timer.time(timed()), err
+        return timer.time(timed())[0], err
     except Exception as e:  # noqa: BLE001 - see the docstring
         print(f"{label}: {type(e).__name__}: {str(e)[:300]}", flush=True)
         return None
