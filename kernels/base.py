@@ -165,6 +165,11 @@ class KernelFamily:
     # them by its own problem's tensors; a dgrad twin also writes through views of all of
     # dX, which it must bound too).
     int32_offsets: bool = False
+    # Whether one launch sizes its grid to fill the GPU by itself (its programs walk many
+    # items): two such kernels at once on side streams ran slower than one after the other
+    # (the flat-grid families' dgrad and wgrad, calls 162 and 170), so ``autograd`` runs
+    # such a pair in order.
+    fills_gpu: bool = False
 
     def pixel_tiles(self, geom: ConvGeometry, cfg: Config) -> int:
         """Programs a launch of ``cfg`` runs over the output pixels of ``geom``: BLOCK_M

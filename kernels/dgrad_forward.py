@@ -221,6 +221,7 @@ class ForwardDgradFamily(GradFamily):
         self.dtypes = forward.dtypes
         self.always_offer = forward.always_offer
         self.interpreted = forward.interpreted
+        self.fills_gpu = forward.fills_gpu
         # The GEMM and packed launchers read the stored filter with its channel axes
         # swapped (``ConvCall.transposed_w``); a depthwise filter's are 1 x 1 blocks.
         self.transposes = kind in ("gemm", "packed")

@@ -36,7 +36,7 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import UNITS, copy_phases, row_layout, row_units, tap_rows
+    from .flat_grid import UNITS, copy_phases, row_layout, tap_rows
 
     @gluon.jit
     def _activate(x, ACT: gl.constexpr):
@@ -204,6 +204,7 @@ class GroupedFlatFamily(KernelFamily):
     dtypes = ("float16", "bfloat16")
     interpreted = False
     int32_offsets = True
+    fills_gpu = True
     configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=wp, num_stages=1)
                     for items in FLAT_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_TILES)
 

@@ -170,6 +170,7 @@ class WgradGroupedFlatFamily(GradFamily):
     direction = "wgrad"
     dtypes = ("float16", "bfloat16")
     interpreted = False
+    fills_gpu = True
     configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, SPLIT_K=sk, num_warps=wp, num_stages=2)
                     for sk in HALO_SPLITS for bn, wp in HALO_TILES for pos in FLAT_POSITIONS)
 

@@ -784,6 +784,38 @@ def test_gradients_of_one_backward(monkeypatch):
     clear_cache()
 
 
+def test_flat_grid_pairs_run_in_order(monkeypatch):
+    """The shipped H100 models pick flat-grid kernels (each fills the GPU alone) for both
+    gradients of ResNeXt-50 layer2.1 at batch 32, which ``pair_overlaps`` keeps in order;
+    layer2.0 (a packed dgrad) and a dense layer still overlap. ``gradients`` asks it only
+    when it would overlap, and then runs a refused pair in order."""
+    from convdispatch.data.problems import problem_by_id
+    from convdispatch.dispatcher import autograd as A
+    from convdispatch.kernels.device import KNOWN
+
+    h100 = KNOWN["h100"]
+    geoms = {name: problem_by_id(f"{net}/{name}/n32/float16").geom for net, name in (
+        ("resnext50_32x4d", "layer2.1.conv2"), ("resnext50_32x4d", "layer2.0.conv2"),
+        ("resnet50", "layer3.1.conv2"))}
+    clear_cache()
+    assert not A.pair_overlaps(geoms["layer2.1.conv2"], h100)
+    assert A.pair_overlaps(geoms["layer2.0.conv2"], h100)
+    assert A.pair_overlaps(geoms["layer3.1.conv2"], h100)
+    clear_cache()
+    geom = ConvGeometry(n=2, c=8, k=8, g=2, h=6, w=5, r=3, s=3, pad=(0, 1, 1),
+                        dtype="float32", layout="channels_last")
+    x, w, dy = grad_tensors(geom, seed=5)
+    asked = []
+    monkeypatch.setattr(A, "OVERLAP", "always")
+    monkeypatch.setattr(A, "pair_overlaps", lambda g, dev: asked.append(g) or False)
+    monkeypatch.setattr(A, "concurrently", None)  # the overlapped path would fail
+    dx, dw = A.gradients(geom, dy, x, w)
+    assert asked == [geom]
+    assert rel_err(dx, grad_ref(geom, "dgrad", x, w, dy)) < 1e-5
+    assert rel_err(dw, grad_ref(geom, "wgrad", x, w, dy)) < 1e-5
+    clear_cache()
+
+
 
 def test_repeat_differentiable_calls_skip_the_checks(monkeypatch):
     """A differentiable conv whose signature passed the checks once goes straight to the
