@@ -8,9 +8,9 @@ tensors in float32 (relative error by norm), then it and cuDNN's
 ``convolution_backward`` for that direction alone are timed as CUDA-graph
 replays with ``triton.testing.do_bench`` (median, L2 flushed). ``--topk K``
 also times the next K-1 ranked candidates. Direction ``full`` is one backward pass of
-the layer: dX and dW by ``autograd.gradients`` (the two at once on side streams, as in a
-CUDA graph, and in order on one stream, both timed) against one ``convolution_backward`` computing
-both. Writes bench.csv, bench.md, env.json.
+the layer: dX and dW by ``autograd.gradients`` (as in a CUDA graph: the two at once on
+side streams unless both kernels fill the GPU alone; and in order on one stream; both
+timed) against one ``convolution_backward`` computing both. Writes bench.csv, bench.md, env.json.
 """
 
 from __future__ import annotations
@@ -153,8 +153,9 @@ def summary_md(rows: list[dict], env: dict) -> str:
     full = [r for r in rows if r["direction"] == FULL]
     if full:
         lines += ["", "One backward pass (dX and dW; cuDNN: one `convolution_backward` asked for "
-                  "both; ours: `autograd.gradients`, the two at once on side streams, and in "
-                  "order on one stream):", "",
+                  "both; ours: `autograd.gradients` as in a CUDA graph, the two at once on "
+                  "side streams unless both kernels fill the GPU alone, and in order on one "
+                  "stream):", "",
                   "| category | layers | overlapped geomean vs cuDNN | min | in order geomean "
                   "vs cuDNN | min |", "|---|---|---|---|---|---|"]
         for cat in ("dense", "grouped", "depthwise"):

@@ -159,9 +159,39 @@ def per_direction() -> None:
               f"{r.cudnn_us:.1f} |")
 
 
+def pair_rule() -> None:
+    print("\n## dX and dW in order where both kernels fill the GPU (call 170 -> 173)\n")
+    print("| suite | grouped layers | overlapped 170 -> 173 | in order 170 -> 173 | "
+          "cuDNN time 173 / 170 |")
+    print("|---|---|---|---|---|")
+    for name, path in (("issue2", "bwd_full"), ("issue6", "bwd_full_grouped6")):
+        o = pd.read_csv(HERE / f"call170/{path}/bench.csv")
+        n = pd.read_csv(HERE / f"call173/{path}/bench.csv")
+        m = n.merge(o, on="problem_id", suffixes=("", "_o"))
+        m = m[m.category == "grouped"]
+        print(f"| {name} | {len(m)} | {gmean(m.speedup_vs_cudnn_o):.3f} -> "
+              f"{gmean(m.speedup_vs_cudnn):.3f} | {gmean(m.in_order_speedup_vs_cudnn_o):.3f} "
+              f"-> {gmean(m.in_order_speedup_vs_cudnn):.3f} | "
+              f"{gmean(m.cudnn_us / m.cudnn_us_o):.3f} |")
+    print("\nOverlapped over in-order time by the number of flat-grid kernels in the pair "
+          "(call 173):\n")
+    print("| suite | flat-grid kernels | layers | overlapped / in order, each layer |")
+    print("|---|---|---|---|")
+    for name, path in (("issue2", "bwd_full"), ("issue6", "bwd_full_grouped6")):
+        n = pd.read_csv(HERE / f"call173/{path}/bench.csv")
+        n = n[n.category == "grouped"]
+        flat = n.chosen.str.count("grouped_flat")
+        for k in (0, 1, 2):
+            x = n[flat == k]
+            if len(x):
+                print(f"| {name} | {k} | {len(x)} | "
+                      + ", ".join(f"{v:.2f}" for v in x.ours_us / x.in_order_us) + " |")
+
+
 if __name__ == "__main__":
     ncu_summary()
     sweeps()
     forward_suite()
     backward_suite()
     per_direction()
+    pair_rule()
