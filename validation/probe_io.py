@@ -33,3 +33,59 @@ def write_rows(path: str | Path, rows: list[dict]) -> None:
         wr = csv.DictWriter(f, fieldnames=list(rows[0]))
         wr.writeheader()
         wr.writerows(rows)
+
+
+def probe_gradients(out_csv: str | Path, direction: str, pids: str,
+                    candidates: Callable, label: str = "new") -> int:
+    """Time, with the sweep's timer (CUDA-graph replay, L2 flushed, median), cuDNN's
+    ``direction`` gradient, the shipped model's pick and the candidates of each problem
+    (comma-separated ids), each checked against torch's gradient in float32; write one row
+    per (problem, candidate) and print the best of the candidates (``label``) next to the
+    pick. ``candidates(geom, device, chooser)`` gives (the pick, the candidates to try)."""
+    import math
+    from functools import partial
+
+    import torch
+
+    from ..data.problems import problem_by_id
+    from ..dispatcher.launch import launch_grad
+    from ..dispatcher.selection import chooser_for
+    from ..kernels.device import spec_of
+    from .inputs import make_grad_output, make_inputs, seed_of, torch_grad
+    from .timing import CudaTimer, TimingSettings, grad_fn
+
+    torch.backends.cudnn.benchmark = True
+    timer = CudaTimer(TimingSettings(warmup_ms=3, rep_ms=8))
+    dev = spec_of("cuda")
+    chooser = chooser_for(dev, direction)
+    rows = []
+    for pid in pids.split(","):
+        g = problem_by_id(pid).geom
+        x, w, _ = make_inputs(g, "cuda", seed_of(pid))
+        dy = make_grad_output(g, "cuda", seed_of(pid))
+        ref = torch_grad(g, direction, dy.float(), x.float(), w.float())
+        (cudnn_us, _, _), _ = timer.measure(grad_fn(None, direction, dy, x, w, g, None))
+        pick, new = candidates(g, dev, chooser)
+        best, pick_us = None, math.nan
+        for cand in [pick, *new]:
+            out = torch.full_like(x if direction == "dgrad" else w, math.nan)
+            got = checked_time(f"{pid} {cand.id}",
+                               partial(launch_grad, cand, g, dy, x=x, w=w, out=out), out, ref,
+                               timer, partial(grad_fn, cand, direction, dy, x, w, g, out))
+            if got is None:
+                continue
+            us, err = got
+            ok = err < MAX_REL_ERR
+            rows.append(dict(problem_id=pid, candidate=cand.id, model_pick=int(cand is pick),
+                             us=round(us, 3), cudnn_us=round(cudnn_us, 3), rel_err=err,
+                             ok=int(ok)))
+            if cand is pick:
+                pick_us = us
+            elif ok and (best is None or us < best[0]):
+                best = (us, cand.id)
+        got = (f"{label} {best[0]:.1f} (x{cudnn_us / best[0]:.2f}) {best[1]}" if best
+               else f"{label} -")
+        print(f"{pid}: cudnn {cudnn_us:.1f} | model {pick_us:.1f} (x{cudnn_us / pick_us:.2f}) "
+              f"{pick.id} | {got}", flush=True)
+    write_rows(out_csv, rows)
+    return 0

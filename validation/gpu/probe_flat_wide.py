@@ -13,21 +13,12 @@ rule would refuse them), each checked against torch in float32. Writes one row p
 
 from __future__ import annotations
 
-import math
 import sys
-from functools import partial
 
-import torch
-from convdispatch.data.problems import problem_by_id
 from convdispatch.dispatcher import registry
-from convdispatch.dispatcher.launch import launch_grad
-from convdispatch.dispatcher.selection import chooser_for
 from convdispatch.kernels.base import Candidate, Config
-from convdispatch.kernels.device import spec_of
 from convdispatch.kernels.flat_grid import FLAT_POSITIONS
-from convdispatch.validation.inputs import make_grad_output, make_inputs, seed_of, torch_grad
-from convdispatch.validation.probe_io import MAX_REL_ERR, checked_time, write_rows
-from convdispatch.validation.timing import CudaTimer, TimingSettings, grad_fn
+from convdispatch.validation.probe_io import probe_gradients
 
 FAMILY = "wgrad_grouped_flat"
 
@@ -44,41 +35,11 @@ def wide_configs(geom, dev) -> list[Candidate]:
 
 
 def main(argv: list[str]) -> int:
-    out_csv, pids = argv[0], argv[1]
-    torch.backends.cudnn.benchmark = True
-    timer = CudaTimer(TimingSettings(warmup_ms=3, rep_ms=8))
-    dev = spec_of("cuda")
-    chooser = chooser_for(dev, "wgrad")
-    rows = []
-    for pid in pids.split(","):
-        g = problem_by_id(pid).geom
-        x, w, _ = make_inputs(g, "cuda", seed_of(pid))
-        dy = make_grad_output(g, "cuda", seed_of(pid))
-        ref = torch_grad(g, "wgrad", dy.float(), x.float(), w.float())
-        (cudnn_us, _, _), _ = timer.measure(grad_fn(None, "wgrad", dy, x, w, g, None))
+    def candidates(g, dev, chooser):
         pick = chooser.choose(g, registry.candidates(g, dev, "wgrad"), dev).candidate
-        best, pick_us = None, math.nan
-        for cand in [pick] + wide_configs(g, dev):
-            out = torch.full_like(w, math.nan)
-            got = checked_time(f"{pid} {cand.id}",
-                               partial(launch_grad, cand, g, dy, x=x, w=w, out=out), out, ref,
-                               timer, partial(grad_fn, cand, "wgrad", dy, x, w, g, out))
-            if got is None:
-                continue
-            us, err = got
-            ok = err < MAX_REL_ERR
-            rows.append(dict(problem_id=pid, candidate=cand.id, model_pick=int(cand is pick),
-                             us=round(us, 3), cudnn_us=round(cudnn_us, 3), rel_err=err,
-                             ok=int(ok)))
-            if cand is pick:
-                pick_us = us
-            elif ok and (best is None or us < best[0]):
-                best = (us, cand.id)
-        got = f"wide {best[0]:.1f} (x{cudnn_us / best[0]:.2f}) {best[1]}" if best else "wide -"
-        print(f"{pid}: cudnn {cudnn_us:.1f} | model {pick_us:.1f} (x{cudnn_us / pick_us:.2f}) "
-              f"{pick.id} | {got}", flush=True)
-    write_rows(out_csv, rows)
-    return 0
+        return pick, wide_configs(g, dev)
+
+    return probe_gradients(argv[0], "wgrad", argv[1], candidates, label="wide")
 
 
 if __name__ == "__main__":
