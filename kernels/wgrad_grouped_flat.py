@@ -37,7 +37,7 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
     from .flat_grid import UNITS, copy_phases, row_layout, row_units, tap_rows
-    from .wgrad_grouped_halo import store_taps
+    from .gluon_wgrad import pack_channels, store_taps
 
     @gluon.jit
     def _issue(item, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
@@ -128,16 +128,9 @@ if HAVE_GLUON:
         YL: gl.constexpr = row_layout(P, BLOCK, YR)
         XT: gl.constexpr = row_layout(16, BLOCK, XR)
         YT: gl.constexpr = row_layout(16, BLOCK, YR)
-        ch = gl.arange(0, BLOCK, layout=L_CH)
-        c_glob = pack * (GPT * CG) + ch
-        c_ok = (ch < GPT * CG) & (c_glob < CTOT)
-        k_glob = pack * (GPT * KG) + ch
-        k_ok = (ch < GPT * KG) & (k_glob < KTOT)
-        first = pid_s * ITEMS_PER_SPLIT
-        end = gl.minimum(first + ITEMS_PER_SPLIT, ITEMS)
-        accs = ()
-        for _t in gl.static_range(R * S):
-            accs = accs + (gl.zeros([BLOCK, BLOCK], gl.float32, MMA),)
+        c_glob, c_ok, k_glob, k_ok, first, end, accs = pack_channels(
+            pack, pid_s, CTOT, KTOT, ITEMS, ITEMS_PER_SPLIT, CG, KG, GPT, BLOCK, R, S, L_CH,
+            MMA)
         _issue(first, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok, H,
                W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 0, ROWS, WP, P, XP,
                XNEED, NPH, STH, STW, LX, XL, YL)

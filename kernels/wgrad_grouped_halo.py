@@ -37,6 +37,8 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
+    from .gluon_wgrad import pack_channels, store_taps
+
     @gluon.jit
     def _tap(acc, x_smem, y_smem, T: gl.constexpr, BUF: gl.constexpr, S: gl.constexpr,
              HR: gl.constexpr, ROWS: gl.constexpr, STH: gl.constexpr,
@@ -129,33 +131,6 @@ if HAVE_GLUON:
         cp.commit_group()
 
     @gluon.jit
-    def store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
-                   sws, CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr,
-                   BLOCK: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
-                   SPLIT: gl.constexpr, MMA: gl.constexpr):
-        """Each tap's [BLOCK, BLOCK] accumulator of a pack of GPT groups (``accs``, in the
-        MMA layout), its block-diagonal part only, into dW or the split's float32 slice of
-        the workspace [SPLIT_K slices, R*S, K, C/G] (as in wgrad_gemm)."""
-        offs_k = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, MMA))
-        offs_c = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
-        k_glob = pack * (GPT * KG) + offs_k
-        c_glob = pack * (GPT * CG) + offs_c
-        # Output channel k and input channel c of one group.
-        mask = (gl.expand_dims((offs_k < GPT * KG) & (k_glob < KTOT), 1)
-                & gl.expand_dims((offs_c < GPT * CG) & (c_glob < CTOT), 0)
-                & (gl.expand_dims(offs_k // KG, 1) == gl.expand_dims(offs_c // CG, 0)))
-        c_loc = offs_c % CG
-        for t in gl.static_range(R * S):
-            if not SPLIT:
-                off = (gl.expand_dims(k_glob * swk, 1) + gl.expand_dims(c_loc * swc, 0)
-                       + (t // S) * swr + (t % S) * sws)
-                gl.store(dw_ptr + off, accs[t].to(dw_ptr.dtype.element_ty), mask=mask)
-            else:
-                off = (gl.expand_dims(k_glob * CG, 1)
-                       + gl.expand_dims(t * (KTOT * CG) + c_loc, 0))
-                gl.store(ws_ptr + pid_s.to(gl.int64) * WS_STRIDE + off, accs[t], mask=mask)
-
-    @gluon.jit
     def wgrad_grouped_halo_kernel(
         dy_ptr, x_ptr, dw_ptr, ws_ptr,
         CTOT, KTOT, H, W, OH, OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, ITEMS,
@@ -192,16 +167,9 @@ if HAVE_GLUON:
                                                     order=[1, 0])
         x_rows = x_smem._reinterpret(x_ptr.dtype.element_ty, x_shape, SH2)
         y_rows = y_smem._reinterpret(dy_ptr.dtype.element_ty, y_shape, SH2)
-        ch = gl.arange(0, BLOCK, layout=L_CH)
-        c_glob = pack * (GPT * CG) + ch
-        c_ok = (ch < GPT * CG) & (c_glob < CTOT)
-        k_glob = pack * (GPT * KG) + ch
-        k_ok = (ch < GPT * KG) & (k_glob < KTOT)
-        first = pid_s * ITEMS_PER_SPLIT
-        end = gl.minimum(first + ITEMS_PER_SPLIT, ITEMS)
-        accs = ()
-        for _t in gl.static_range(R * S):
-            accs = accs + (gl.zeros([BLOCK, BLOCK], gl.float32, MMA),)
+        c_glob, c_ok, k_glob, k_ok, first, end, accs = pack_channels(
+            pack, pid_s, CTOT, KTOT, ITEMS, ITEMS_PER_SPLIT, CG, KG, GPT, BLOCK, R, S, L_CH,
+            MMA)
         # Two items an iteration, one a buffer, so every shared-memory offset is constant.
         _issue(first, end, x_smem, y_smem, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok, H, W, OH,
                OW, pdh, pdw, stw, dlw, TILES_H, TILES_W, sxn, sxh, sxw, syn, syh, syw, 0, R, S, HR,
