@@ -6,8 +6,8 @@
 ``flat_grid.row_layout`` keeps 16-channel rows whole because in planes of 8 channels
 their kernels were 7% slower (call 168) with the same SASS but for address offsets. With
 ``planes`` this process swaps in the planar layout for every row width before anything
-compiles (a fresh process: Triton's cache key does not cover constexpr functions, so run
-it with its own TRITON_CACHE_DIR), then profiles like ``profile_grad.py``.
+compiles (Triton's JIT refuses a global that changes after a compile that used it), then
+profiles like ``profile_grad.py``.
 """
 
 from __future__ import annotations
