@@ -6,8 +6,7 @@
 ``flat_grid.row_layout`` keeps 16-channel rows whole because in planes of 8 channels
 their kernels were 7% slower (call 168) with the same SASS but for address offsets. With
 ``planes`` this process swaps in the planar layout for every row width before anything
-compiles (Triton's JIT refuses a global that changes after a compile that used it), then
-profiles like ``profile_grad.py``.
+compiles, then profiles like ``profile_grad.py``.
 """
 
 from __future__ import annotations
