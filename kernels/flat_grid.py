@@ -91,9 +91,10 @@ if HAVE_GLUON:
         (channel c of row f at element c % 8 + 8 f + 8 plane_rows (c // 8)). No swizzle can
         follow a view that starts on any row, and unpadded rows of 64 bytes put 4 of
         ldmatrix's 8 rows in the same banks (call 166: three quarters of the shared-load
-        wavefronts were conflicts); in planes they are 16 contiguous bytes each (call 168:
-        1.08-1.10x at 32 channels). Rows of 16 channels stay whole (32 bytes, 2-way
-        conflicts): in planes their kernels were 7% slower (call 168)."""
+        wavefronts were conflicts); in planes they are 16 contiguous bytes each (calls
+        168-169: a problem's best 32-channel config 1.07-1.22x faster). Rows of 16 channels
+        stay whole (32 bytes, 2-way conflicts): in planes their kernels were 7% slower
+        (call 168)."""
         if block < 32:
             return gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
         bases = [[0, 1], [0, 2], [0, 4]]
