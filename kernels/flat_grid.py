@@ -10,9 +10,9 @@ reads phase ((r * DLH) % STH, (s * DLW) % STW) at the constant flat shift
 position f + shift of that phase. Each tap's operand is therefore one run of rows of
 shared memory whatever the map's width, and the input crosses L2 once.
 
-Shared memory holds rows of BLOCK channels: NPH phase images of XP rows a buffer, laid
-out in planes of 8 channels (``planar_layout``). A Gluon slice must start on a multiple of
-its length, so ``tap_rows`` indexes a view of 16-byte units (an index starts anywhere) and
+Shared memory holds rows of BLOCK channels: NPH phase images of XP rows a buffer (rows of
+32 channels in planes of 8: ``row_layout``). A Gluon slice must start on a multiple of its
+length, so ``tap_rows`` indexes a view of 16-byte units (an index starts anywhere) and
 reads the rows from there.
 """
 
@@ -40,10 +40,6 @@ def flat_consts(geom, positions: int) -> dict:
 
 # Flat positions an item (BLOCK_M): a multiple of the mma's 16, a power of two.
 FLAT_POSITIONS = (64, 128, 256)
-# Items a program holds in shared memory at once (num_stages): NBUF - 1 items' copies in
-# flight while one is computed. With two, call 166 (Nsight Compute) found a 7x7 map's
-# wgrad programs waiting on every item's copies.
-FLAT_BUFFERS = (2, 4)
 
 
 def flat_config_rejects(geom, cfg, smallest: int) -> str | None:

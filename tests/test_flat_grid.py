@@ -63,8 +63,19 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
 
 _CHILD = """
 import sys
+import triton
 sys.path.insert(0, sys.argv[1])
 import test_flat_grid as T
+_compile = triton.compile
+
+
+def _keep_ttgir(*args, **kwargs):  # the shared layouts are read from the TTGIR
+    out = _compile(*args, **kwargs)
+    open(sys.argv[3] + ".ttgir", "w").write(out.asm["ttgir"])
+    return out
+
+
+triton.compile = _keep_ttgir
 case = int(sys.argv[2])
 if sys.argv[4] == "wgrad":
     ptx, shared = T.ptx_sm90(*T.COMPILE_CASES[case])
@@ -78,7 +89,7 @@ print(shared)
 def compile_sm90(kind: str, case: int, tmp_path) -> tuple[str, int]:
     """PTX and shared memory of COMPILE_CASES[case] (``kind`` "wgrad") or
     FORWARD_CASES[case] ("forward"), compiled in a child process
-    (``helpers.run_without_interpreter``)."""
+    (``helpers.run_without_interpreter``); its TTGIR is left in kernel.ptx.ttgir."""
     out = tmp_path / "kernel.ptx"
     shared = int(run_without_interpreter(_CHILD, str(Path(__file__).parent), str(case),
                                          str(out), kind, timeout=240).split()[-1])
@@ -124,6 +135,44 @@ def test_kernel_compiles_for_sm90(case, tmp_path):
     assert "ldmatrix" in ptx
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
     assert sizes == {"0x10"}, sizes
+
+
+def plane_layouts(ttgir: str) -> set[tuple[int, int]]:
+    """(row bits, offset bit of the first channel-plane basis) of every shared linear
+    layout in a TTGIR: a view of 2**r rows of a buffer whose planes hold 2**p rows has
+    (r, 3 + p) (``flat_grid.row_layout``; a permuted view swaps the coordinates)."""
+    found = set()
+    for text in re.findall(r"#ttg\.shared_linear<\{offset = (\[\[.*?\]\])\}", ttgir):
+        bases = [tuple(int(v) for v in b.split(",")) for b in re.findall(r"\[(-?\d+, -?\d+)\]",
+                                                                        text)]
+        ch = 0 if bases[0] == (1, 0) else 1  # the coordinate of the channels within 8
+        rows = sum(1 for b in bases if b[1 - ch])
+        found.add((rows, next(i for i, b in enumerate(bases) if b[ch] == 8)))
+    return found
+
+
+@pytest.mark.parametrize("kind,case", [("wgrad", 0), ("wgrad", 1), ("forward", 0),
+                                       ("forward", 1)],
+                         ids=["wgrad-cg32-7x7", "wgrad-cg32-s2", "fwd-cg32-7x7", "fwd-cg32-s2"])
+def test_planes_name_their_buffers(kind, case, tmp_path):
+    """32-channel rows lie in planes: every view of the phase images (the copies' [XP, 32]
+    ones, the wgrad taps' [16, 32] and the forward taps' [P, 32]) has the phase buffer's
+    plane stride, every view of dY (wgrad: the copy's [P, 32], the taps' [16, 32]) dY's
+    buffer's, and nothing else appears. (A view with its own rows as the stride compiles,
+    and reads the wrong rows.)"""
+    geom, cfg = (COMPILE_CASES if kind == "wgrad" else FORWARD_CASES)[case][:2]
+    assert cfg["BLOCK_N"] == 32
+    compile_sm90(kind, case, tmp_path)
+    c = flat_consts(geom, cfg["BLOCK_M"])
+    xr, yr = 2 * c["NPH"] * c["XP"], 2 * c["P"]
+    lg = {n: n.bit_length() - 1 for n in (xr, yr, c["XP"], c["P"], 16)}
+    want = {(lg[xr], 3 + lg[xr]), (lg[c["XP"]], 3 + lg[xr])}
+    if kind == "wgrad":
+        want |= {(lg[16], 3 + lg[xr]), (lg[yr], 3 + lg[yr]), (lg[c["P"]], 3 + lg[yr]),
+                 (lg[16], 3 + lg[yr])}
+    else:
+        want |= {(lg[c["P"]], 3 + lg[xr])}
+    assert plane_layouts((tmp_path / "kernel.ptx.ttgir").read_text()) == want
 
 
 FORWARD_CASES = [

@@ -801,6 +801,13 @@ def test_flat_grid_pairs_run_in_order(monkeypatch):
     assert not A.pair_overlaps(geoms["layer2.1.conv2"], h100)
     assert A.pair_overlaps(geoms["layer2.0.conv2"], h100)
     assert A.pair_overlaps(geoms["layer3.1.conv2"], h100)
+
+    def no_candidate(*args, **kwargs):
+        raise RuntimeError("no family offers this")
+
+    with monkeypatch.context() as m:  # a direction through torch runs beside the other
+        m.setattr("convdispatch.dispatcher.api.decide", no_candidate)
+        assert A.pair_overlaps(geoms["layer2.1.conv2"], h100)
     clear_cache()
     geom = ConvGeometry(n=2, c=8, k=8, g=2, h=6, w=5, r=3, s=3, pad=(0, 1, 1),
                         dtype="float32", layout="channels_last")

@@ -260,7 +260,7 @@ def main(argv: list[str]) -> int:
         pick = decide(g, dev).candidate
         run = partial(launch, pick, x, w, None, g, out)
         got = checked_time(f"{pid} {pick.id}", run, out, ref, timer, lambda r=run: r)
-        pick_us = got[0] if got else math.nan
+        pick_us = round(got[0], 3) if got else math.nan
         rows.append(dict(problem_id=pid, candidate=pick.id, model_pick=1, us=pick_us,
                          cudnn_us=round(cudnn_us, 3), rel_err=got[1] if got else math.nan,
                          ok=int(bool(got) and got[1] < MAX_REL_ERR)))
