@@ -19,7 +19,7 @@ reads the rows from there.
 from __future__ import annotations
 
 from .base import next_pow2
-from .gluon_common import HAVE_GLUON
+from .gluon_common import HAVE_GLUON, wide_tile_rejects
 
 
 def flat_consts(geom, positions: int) -> dict:
@@ -46,9 +46,8 @@ def flat_config_rejects(geom, cfg, smallest: int) -> str | None:
     """Why a flat-grid family does not offer ``cfg`` (a tile or item that would be mostly
     idle): a 32-wide tile for groups that fit 16, or an item of over ``smallest``
     positions that is twice the image."""
-    bn = cfg["BLOCK_N"]
-    if bn > 16 and max(geom.cg, geom.kg) <= 16:
-        return f"BLOCK_N={bn}: groups of {max(geom.cg, geom.kg)} fit the 16-wide tile"
+    if reason := wide_tile_rejects(geom, cfg["BLOCK_N"]):
+        return reason
     c = flat_consts(geom, cfg["BLOCK_M"])
     image = c["WP"] * geom.out_spatial[1]
     if c["P"] > smallest and c["P"] >= 2 * image:

@@ -61,6 +61,13 @@ def gluon_grouped_rejects(geom, max_taps: int, *copied_channels: int) -> str | N
     return None
 
 
+def wide_tile_rejects(geom, block: int) -> str | None:
+    """Why a [block, block] pack tile is mostly idle: 32 wide for groups that fit 16."""
+    if block > 16 and max(geom.cg, geom.kg) <= 16:
+        return f"BLOCK_N={block}: groups of {max(geom.cg, geom.kg)} fit the 16-wide tile"
+    return None
+
+
 def pack_rejects(geom, block: int, device, *group_channels: int) -> str | None:
     """Why a [block, block] pack of whole groups, copied by cp.async runs of
     ``group_channels`` channels a group (input, and output where copied), cannot run on

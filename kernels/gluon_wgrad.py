@@ -1,10 +1,51 @@
-"""What the two Gluon grouped wgrad kernels (``wgrad_grouped_halo``, ``wgrad_grouped_flat``)
-share: a pack's channels and its split's items, and the store of every tap's accumulator
-(block-diagonal part only) into dW or the split's workspace slice."""
+"""What the two Gluon grouped wgrad families (``wgrad_grouped_halo``, ``wgrad_grouped_flat``)
+share: their packs of whole groups (launch grid, hard rules) and, in the kernels, a pack's
+channels and its split's items, and the store of every tap's accumulator (block-diagonal
+part only) into dW or the split's workspace slice."""
 
 from __future__ import annotations
 
-from .gluon_common import HAVE_GLUON
+from .base import Config
+from .common import cdiv
+from .gluon_common import HAVE_GLUON, pack_rejects
+from .grad_common import GradFamily, GradGrid
+from .grad_packed import square_pack_gpt
+
+
+class GluonWgradFamily(GradFamily):
+    """A Gluon grouped wgrad family: packs of GPT whole groups a [BLOCK_N, BLOCK_N] tile
+    (block-diagonal), every tap's accumulator in one program, mma warps splitting the
+    tile's columns in eights, reduction split in a fixed order."""
+
+    direction = "wgrad"
+    dtypes = ("float16", "bfloat16")
+    interpreted = False
+
+    @staticmethod
+    def gpt(geom, cfg: Config) -> int:
+        """Whole groups a BLOCK_N x BLOCK_N tile packs."""
+        return square_pack_gpt(geom, cfg["BLOCK_N"])
+
+    def pack_grid(self, geom, cfg: Config, k_steps: int, k_block: int) -> GradGrid:
+        """Packs of GPT groups, each reducing every tap over ``k_steps`` items of
+        ``k_block`` output positions."""
+        bn, gpt, taps = cfg["BLOCK_N"], self.gpt(geom, cfg), geom.r * geom.s
+        return GradGrid(m=gpt * geom.kg, n=gpt * geom.cg * taps, red=geom.gemm_m, block_m=bn,
+                        block_n=bn * taps, tiles_m=1, tiles_n=1, mult=cdiv(geom.g, gpt),
+                        k_steps=k_steps, k_block=k_block)
+
+    def layout_rejects(self, geom, cfg: Config) -> str | None:
+        """Why the family's shared-memory layout cannot hold ``cfg`` on ``geom``."""
+        return None
+
+    def hard_ok(self, geom, cfg, device) -> str | None:
+        if reason := (pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg, geom.kg)
+                      or self.layout_rejects(geom, cfg)):
+            return reason
+        if cfg["num_warps"] > cfg["BLOCK_N"] // 8:
+            return f"num_warps={cfg['num_warps']} exceeds BLOCK_N={cfg['BLOCK_N']} / 8"
+        return super().hard_ok(geom, cfg, device)
+
 
 if HAVE_GLUON:
     from triton.experimental import gluon

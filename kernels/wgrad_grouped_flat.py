@@ -23,9 +23,9 @@ from __future__ import annotations
 from .base import Config, GradCall
 from .common import cdiv
 from .flat_grid import FLAT_POSITIONS, flat_config_rejects, flat_consts, item_rejects
-from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects, wgrad_operands
-from .grad_common import GradFamily, GradGrid
-from .grad_packed import square_pack_gpt
+from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, wgrad_operands
+from .gluon_wgrad import GluonWgradFamily
+from .grad_common import GradGrid
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 from .wgrad_grouped_halo import HALO_SPLITS, HALO_TILES, MAX_HALO_TAPS
@@ -155,14 +155,11 @@ if HAVE_GLUON:
 
 
 
-class WgradGroupedFlatFamily(GradFamily):
+class WgradGroupedFlatFamily(GluonWgradFamily):
     name = "wgrad_grouped_flat"
     summary = ("gradient of a few-channel grouped filter (Gluon): items of output rows "
                "flattened on a zero-padded grid, the input copied once as stride-phase "
                "images, each tap one shifted slice, one mma a tap and 16 positions")
-    direction = "wgrad"
-    dtypes = ("float16", "bfloat16")
-    interpreted = False
     fills_gpu = True
     configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, SPLIT_K=sk, num_warps=wp, num_stages=2)
                     for sk in HALO_SPLITS for bn, wp in HALO_TILES for pos in FLAT_POSITIONS)
@@ -171,33 +168,18 @@ class WgradGroupedFlatFamily(GradFamily):
         return (gluon_grouped_rejects(geom, MAX_HALO_TAPS, geom.c, geom.k)
                 or item_rejects(geom, FLAT_POSITIONS[-1]))
 
-    @staticmethod
-    def gpt(geom, cfg: Config) -> int:
-        """Whole groups a BLOCK_N x BLOCK_N tile packs."""
-        return square_pack_gpt(geom, cfg["BLOCK_N"])
-
     def grid(self, geom, cfg: Config) -> GradGrid:
         """Packs of GPT groups, each reducing every tap over items of output rows."""
         c = flat_consts(geom, cfg["BLOCK_M"])
-        bn = cfg["BLOCK_N"]
-        gpt = self.gpt(geom, cfg)
-        taps = geom.r * geom.s
         _, oh, _ = geom.out_spatial
-        return GradGrid(m=gpt * geom.kg, n=gpt * geom.cg * taps, red=geom.gemm_m, block_m=bn,
-                        block_n=bn * taps, tiles_m=1, tiles_n=1, mult=cdiv(geom.g, gpt),
-                        k_steps=geom.n * cdiv(oh, c["ROWS"]), k_block=c["P"])
+        return self.pack_grid(geom, cfg, geom.n * cdiv(oh, c["ROWS"]), c["P"])
 
     def smem_bytes(self, geom, cfg: Config) -> int:
         c = flat_consts(geom, cfg["BLOCK_M"])
         return 2 * (c["NPH"] * c["XP"] + c["P"]) * cfg["BLOCK_N"] * geom.elem_bytes
 
-    def hard_ok(self, geom, cfg, device) -> str | None:
-        if reason := (pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg, geom.kg)
-                      or item_rejects(geom, cfg["BLOCK_M"])):
-            return reason
-        if cfg["num_warps"] > cfg["BLOCK_N"] // 8:
-            return f"num_warps={cfg['num_warps']} exceeds BLOCK_N={cfg['BLOCK_N']} / 8"
-        return super().hard_ok(geom, cfg, device)
+    def layout_rejects(self, geom, cfg: Config) -> str | None:
+        return item_rejects(geom, cfg["BLOCK_M"])
 
     def config_ok(self, geom, cfg, device) -> str | None:
         return (flat_config_rejects(geom, cfg, FLAT_POSITIONS[0])

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from .base import Config, GradCall
 from .common import cdiv
-from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, pack_rejects, wgrad_operands
-from .grad_common import GradFamily, GradGrid
-from .grad_packed import square_pack_gpt
+from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, wgrad_operands, wide_tile_rejects
+from .gluon_wgrad import GluonWgradFamily
+from .grad_common import GradGrid
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 
@@ -216,53 +216,34 @@ HALO_WIDTHS = (16, 32)  # TILE_W: one row is one dot's reduction (>= 16)
 HALO_SPLITS = (1, 4, 8, 16, 32, 64)
 
 
-class WgradGroupedHaloFamily(GradFamily):
+class WgradGroupedHaloFamily(GluonWgradFamily):
     name = "wgrad_grouped_halo"
     summary = ("gradient of a few-channel grouped filter (Gluon): dY and the input rows an "
                "item's taps read copied once into shared memory, one mma a tap and output "
                "row, fixed-order split")
-    direction = "wgrad"
-    dtypes = ("float16", "bfloat16")
-    interpreted = False
     configs = tuple(_config(bn, rows, tw, wp, sk) for sk in HALO_SPLITS
                     for bn, wp in HALO_TILES for rows in HALO_ROWS for tw in HALO_WIDTHS)
 
     def supports(self, geom) -> str | None:
         return gluon_grouped_rejects(geom, MAX_HALO_TAPS, geom.c, geom.k)
 
-    @staticmethod
-    def gpt(geom, cfg: Config) -> int:
-        """Whole groups a BLOCK_N x BLOCK_N tile packs."""
-        return square_pack_gpt(geom, cfg["BLOCK_N"])
-
     def grid(self, geom, cfg: Config) -> GradGrid:
         """Packs of GPT groups, each reducing every tap over items of output rows."""
-        tw, bn = cfg["TILE_W"], cfg["BLOCK_N"]
+        tw = cfg["TILE_W"]
         rows = cfg["BLOCK_M"] // tw
-        gpt = self.gpt(geom, cfg)
         _, oh, ow = geom.out_spatial
-        taps = geom.r * geom.s
-        return GradGrid(m=gpt * geom.kg, n=gpt * geom.cg * taps, red=geom.gemm_m, block_m=bn,
-                        block_n=bn * taps, tiles_m=1, tiles_n=1, mult=cdiv(geom.g, gpt),
-                        k_steps=geom.n * cdiv(oh, rows) * cdiv(ow, tw), k_block=rows * tw)
+        return self.pack_grid(geom, cfg, geom.n * cdiv(oh, rows) * cdiv(ow, tw), rows * tw)
 
     def smem_bytes(self, geom, cfg: Config) -> int:
         rows, tw, bn = cfg["BLOCK_M"] // cfg["TILE_W"], cfg["TILE_W"], cfg["BLOCK_N"]
         c = halo_consts(geom, rows, cfg["num_warps"])
         return (c["XALLOC"] + 2 * rows) * tw * bn * geom.elem_bytes
 
-    def hard_ok(self, geom, cfg, device) -> str | None:
-        if reason := pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg, geom.kg):
-            return reason
-        if cfg["num_warps"] > cfg["BLOCK_N"] // 8:
-            return f"num_warps={cfg['num_warps']} exceeds BLOCK_N={cfg['BLOCK_N']} / 8"
-        return super().hard_ok(geom, cfg, device)
-
     def config_ok(self, geom, cfg, device) -> str | None:
         _, oh, ow = geom.out_spatial
-        tw, bn = cfg["TILE_W"], cfg["BLOCK_N"]
-        if bn > 16 and max(geom.cg, geom.kg) <= 16:
-            return f"BLOCK_N={bn}: groups of {max(geom.cg, geom.kg)} fit the 16-wide tile"
+        tw = cfg["TILE_W"]
+        if reason := wide_tile_rejects(geom, cfg["BLOCK_N"]):
+            return reason
         if tw > 16 and tw >= 2 * ow:
             return f"TILE_W={tw} is twice the {ow} output columns"
         if cfg["BLOCK_M"] // tw > max(2, 2 * oh):
