@@ -192,6 +192,28 @@ def run_without_interpreter(code: str, *args: str, timeout: float = 300) -> str:
     return done.stdout
 
 
+def gluon_geom(**kw) -> ConvGeometry:
+    """A ConvGeometry as the Gluon families take it: float16 and channels_last unless
+    ``kw`` says otherwise."""
+    kw.setdefault("dtype", "float16")
+    kw.setdefault("layout", "channels_last")
+    return ConvGeometry(**kw)
+
+
+# Grouped geometries every Gluon grouped family refuses (gluon_common.gluon_grouped_rejects),
+# each with a word of the reason. (An ungrouped one each family words its own way.)
+GLUON_RULE_CASES = [
+    (gluon_geom(n=1, c=256, k=256, g=4, h=8, w=8, r=3, s=3), "more than"),
+    (gluon_geom(n=1, c=32, k=32, g=2, d=4, h=8, w=8, t=3, r=3, s=3, dims=3), "2D"),
+    (gluon_geom(n=1, c=32, k=32, g=2, h=8, w=8, r=5, s=5), "taps"),
+    (gluon_geom(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, layout="contiguous"),
+     "channels_last"),
+    (gluon_geom(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, dtype="float32"), "float32"),
+    (gluon_geom(n=1, c=61, k=122, g=61, h=8, w=8, r=3, s=3), "multiples of 16"),
+    (gluon_geom(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3), "multiples of 16"),
+]
+
+
 def gluon_ptx_sm90(kernel, pointers: dict[str, str], constexprs: dict, aligned: tuple,
                    num_warps: int) -> tuple[str, int]:
     """PTX for sm_90 and shared memory in bytes of a Gluon kernel whose arguments are the

@@ -17,19 +17,14 @@ from convdispatch.kernels.flat_grid import flat_consts
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.kernels.grouped_flat import GroupedFlatFamily
 from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
-from helpers import gluon_ptx_sm90, gluon_wgrad_ptx_sm90, run_without_interpreter
+from helpers import GLUON_RULE_CASES, gluon_ptx_sm90, gluon_wgrad_ptx_sm90, run_without_interpreter
+from helpers import gluon_geom as G
 
 pytestmark = pytest.mark.skipif(not HAVE_GLUON, reason="this Triton has no Gluon")
 
 FAM = WgradGroupedFlatFamily()
 FWD = GroupedFlatFamily()
 H100 = KNOWN["h100"]
-
-
-def G(**kw) -> ConvGeometry:
-    kw.setdefault("dtype", "float16")
-    kw.setdefault("layout", "channels_last")
-    return ConvGeometry(**kw)
 
 
 def ptx_sm90(geom: ConvGeometry, cfg: Config) -> tuple[str, int]:
@@ -281,13 +276,7 @@ def test_never_offered_to_the_interpreter():
 
 @pytest.mark.parametrize("geom,why", [
     (G(n=1, c=32, k=32, h=8, w=8, r=3, s=3), "group"),
-    (G(n=1, c=256, k=256, g=4, h=8, w=8, r=3, s=3), "more than"),
-    (G(n=1, c=32, k=32, g=2, d=4, h=8, w=8, t=3, r=3, s=3, dims=3), "2D"),
-    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=5, s=5), "taps"),
-    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, layout="contiguous"), "channels_last"),
-    (G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, dtype="float32"), "float32"),
-    (G(n=1, c=61, k=122, g=61, h=8, w=8, r=3, s=3), "multiples of 16"),
-    (G(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3), "multiples of 16"),
+    *GLUON_RULE_CASES,
     (G(n=1, c=32, k=32, g=8, h=4, w=300, r=3, s=3, pad=(0, 1, 1)), "hold no row"),
 ])
 @pytest.mark.parametrize("family", ["wgrad_grouped_flat", "grouped_flat", "dgrad_grouped_flat"])
