@@ -114,14 +114,16 @@ def backward_suite() -> None:
     print("\n## Issue-2 backward suite, one whole pass (call 162 -> 170)\n")
     o = pd.read_csv(BEFORE / "call162/bwd_full/bench.csv")
     n = pd.read_csv(HERE / "call170/bwd_full/bench.csv")
-    print("| category | layers | overlapped | in order | cuDNN time now / before |")
+    print("| category | layers | overlapped | in order | time now / before: ours overlapped, "
+          "in order, cuDNN |")
     print("|---|---|---|---|---|")
     m = n.merge(o, on="problem_id", suffixes=("", "_o"))
     for cat in CATS:
         x = m[m.category == cat]
         print(f"| {cat} | {len(x)} | {gmean(x.speedup_vs_cudnn_o):.3f} -> "
               f"{gmean(x.speedup_vs_cudnn):.3f} | {gmean(x.in_order_speedup_vs_cudnn_o):.3f} -> "
-              f"{gmean(x.in_order_speedup_vs_cudnn):.3f} | "
+              f"{gmean(x.in_order_speedup_vs_cudnn):.3f} | {gmean(x.ours_us / x.ours_us_o):.3f}, "
+              f"{gmean(x.in_order_us / x.in_order_us_o):.3f}, "
               f"{gmean(x.cudnn_us / x.cudnn_us_o):.3f} |")
     print("\nGrouped layers, us (ours overlapped / in order; cuDNN one pass):\n")
     print("| layer | dgrad & wgrad now | 162 | 170 | cuDNN 162 / 170 | x 170 ov / io |")
@@ -188,10 +190,32 @@ def pair_rule() -> None:
                       + ", ".join(f"{v:.2f}" for v in x.ours_us / x.in_order_us) + " |")
 
 
+def changed_choices() -> None:
+    print("\n## Where the retrained models changed choices (our time now / before)\n")
+    print("| run | category | layers | changed | changed: ours | unchanged: ours | cuDNN |")
+    print("|---|---|---|---|---|---|---|")
+    runs = (("issue-6 fp16", "call162/issue6_fp16", "call170/issue6_fp16", "call_us"),
+            ("issue-6 bf16", "call163/issue6_bf16", "call171/issue6_bf16", "call_us"),
+            ("issue-2 one pass, overlapped", "call162/bwd_full", "call170/bwd_full", "ours_us"),
+            ("issue-2 one pass, in order", "call162/bwd_full", "call170/bwd_full",
+             "in_order_us"))
+    for name, old, new, col in runs:
+        m = pd.read_csv(HERE / new / "bench.csv").merge(
+            pd.read_csv(BEFORE / old / "bench.csv"), on="problem_id", suffixes=("", "_o"))
+        for cat in CATS:
+            x = m[m.category == cat]
+            ch = x.chosen != x.chosen_o
+            r = x[col] / x[f"{col}_o"]
+            cells = [f"{gmean(r[sel]):.3f}" if sel.any() else "-" for sel in (ch, ~ch)]
+            print(f"| {name} | {cat} | {len(x)} | {int(ch.sum())} | {cells[0]} | {cells[1]} | "
+                  f"{gmean(x.cudnn_us / x.cudnn_us_o):.3f} |")
+
+
 if __name__ == "__main__":
     ncu_summary()
     sweeps()
     forward_suite()
     backward_suite()
     per_direction()
+    changed_choices()
     pair_rule()
