@@ -79,8 +79,9 @@ if HAVE_GLUON:
         return 1 if block >= 32 else block // 8
 
     @gluon.constexpr_function
-    def row_layout(rows, block, plane_rows):
-        """Shared layout of a [rows, block] view of a buffer of ``plane_rows`` rows.
+    def row_layout(rows, block, plane_rows, lead=1):
+        """Shared layout of a [rows, block] view of a buffer of ``plane_rows`` rows, or
+        of a [lead, rows, block] view of lead * rows consecutive rows when lead > 1.
 
         Rows of 32 channels are held as 4 planes of ``plane_rows`` rows of 8 channels
         (channel c of row f at element c % 8 + 8 f + 8 plane_rows (c // 8)). No swizzle can
@@ -90,13 +91,18 @@ if HAVE_GLUON:
         168-169: a problem's best 32-channel config 1.07-1.22x faster). Rows of 16 channels
         stay whole (32 bytes, 2-way conflicts): in planes their kernels were 7% slower
         (call 168)."""
+        def at(row, ch, first=0):
+            return [row, ch] if lead == 1 else [first, row, ch]
+
         if block < 32:
-            return gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
-        bases = [[0, 1], [0, 2], [0, 4]]
-        bases += [[1 << i, 0] for i in range(int(math.log2(rows)))]
+            return gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1,
+                                           order=list(range(len(at(0, 0)) - 1, -1, -1)))
+        bases = [at(0, 1), at(0, 2), at(0, 4)]
+        bases += [at(1 << i, 0) for i in range(int(math.log2(rows)))]
+        bases += [at(0, 0, 1 << i) for i in range(int(math.log2(lead)))]
         # Offsets past a view's rows within a plane hold none of its elements.
-        bases += [[0, 0]] * (int(math.log2(plane_rows)) - int(math.log2(rows)))
-        bases += [[0, 8 << i] for i in range(int(math.log2(block // 8)))]
+        bases += [at(0, 0)] * (int(math.log2(plane_rows)) - int(math.log2(rows * lead)))
+        bases += [at(0, 8 << i) for i in range(int(math.log2(block // 8)))]
         return gl.SharedLinearLayout(bases)
 
     @gluon.jit
@@ -123,6 +129,15 @@ if HAVE_GLUON:
                     x_units.dtype, [XP, ch.shape[1]], XL),
                 x_ptr + (row + ch), mask=gl.expand_dims(ok, 1) & cok)
 
+    @gluon.constexpr_function
+    def tap_start(t, first, buf, s, wp, xp, nph, sth, stw, dlh, dlw, block):
+        """The 16-byte unit of ``x_units`` (buffers of NPH phase images of XP rows) where
+        filter tap t's rows for output positions first.. of the item in buffer buf
+        start: its phase's first row plus the tap's flat shift."""
+        phase = ((t // s) * dlh % sth) * stw + (t % s) * dlw % stw
+        shift = ((t // s) * dlh // sth) * wp + (t % s) * dlw // stw
+        return ((buf * nph + phase) * xp + shift + first) * row_units(block)
+
     @gluon.jit
     def tap_rows(x_units, T: gl.constexpr, FIRST: gl.constexpr, LEN: gl.constexpr,
                  BUF: gl.constexpr, S: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
@@ -131,9 +146,6 @@ if HAVE_GLUON:
                  SH: gl.constexpr):
         """The LEN rows that filter tap T reads for output positions FIRST.. of the item in
         buffer BUF, as a [LEN, BLOCK] view (SH: its ``row_layout``) of ``x_units``."""
-        # The phase and the shift are written into the index: assigned to a local name,
-        # a constant becomes a tensor.
         return x_units.index(
-            ((BUF * NPH + ((T // S) * DLH % STH) * STW + (T % S) * DLW % STW) * XP
-             + ((T // S) * DLH // STH) * WP + (T % S) * DLW // STW + FIRST) * row_units(BLOCK)
+            tap_start(T, FIRST, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK)
         )._reinterpret(x_units.dtype, [LEN, BLOCK], SH)

@@ -15,6 +15,7 @@ from convdispatch.kernels.base import Config
 from convdispatch.kernels.device import INTERPRETER, KNOWN
 from convdispatch.kernels.flat_grid import flat_consts
 from convdispatch.kernels.geometry import ConvGeometry
+from convdispatch.kernels.gluon_wgrad import warp_split
 from convdispatch.kernels.grouped_flat import GroupedFlatFamily
 from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
 from helpers import GLUON_RULE_CASES, gluon_ptx_sm90, gluon_wgrad_ptx_sm90, run_without_interpreter
@@ -109,23 +110,33 @@ COMPILE_CASES = [
     (G(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2), pad=(0, 0, 2),
        dilation=(1, 2, 1)),
      Config(BLOCK_M=64, BLOCK_N=16, SPLIT_K=1, num_warps=2, num_stages=2)),
+    # warps across positions: four (ResNeXt-50 layer2.0's 8-channel groups, stride 2) and
+    # two beside a 32-channel tile's four (layer4.1)
+    (G(n=2, c=128, k=128, g=16, h=28, w=28, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+     Config(BLOCK_M=128, BLOCK_N=16, SPLIT_K=8, num_warps=8, num_stages=2)),
+    (G(n=2, c=64, k=64, g=2, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=64, BLOCK_N=32, SPLIT_K=4, num_warps=8, num_stages=2)),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(COMPILE_CASES)),
                          ids=["cg32-7x7-split", "cg32-s2", "cg4-56x56", "cg16-dilated-bf16",
-                              "cg8-s3x2"])
+                              "cg8-s3x2", "cg8-s2-4x2warps", "cg32-7x7-2x4warps"])
 def test_kernel_compiles_for_sm90(case, tmp_path):
     """Per item, every tap reads 16 flat positions an mma (P / 16 of them, ldmatrix
-    operands); copies are 16-byte cp.async; shared memory is what the rule counts."""
+    operands; each warp across positions takes its own sixteens); copies are 16-byte
+    cp.async; shared memory is what the rule counts."""
     geom, cfg = COMPILE_CASES[case]
     assert FAM.runnable(geom, cfg, H100) is None
     ptx, shared = compile_sm90("wgrad", case, tmp_path)
     assert FAM.smem_bytes(geom, cfg) <= shared <= H100.smem_bytes
     bn = cfg["BLOCK_N"]
-    per_dot = (bn // 16) * (bn // 8 // cfg["num_warps"])
+    cols, lead = warp_split(cfg["num_warps"], bn)
+    assert (cols, lead) == ((bn // 8, cfg["num_warps"] // (bn // 8)) if case >= 5
+                            else (cfg["num_warps"], 1))
+    per_dot = (bn // 16) * (bn // 8 // cols)
     # two items an iteration
-    assert 2 * (cfg["BLOCK_M"] // 16) * geom.r * geom.s * per_dot == len(
+    assert 2 * (cfg["BLOCK_M"] // (16 * lead)) * geom.r * geom.s * per_dot == len(
         re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
     assert "ldmatrix" in ptx
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
@@ -138,33 +149,36 @@ def plane_layouts(ttgir: str) -> set[tuple[int, int]]:
     (r, 3 + p) (``flat_grid.row_layout``; a permuted view swaps the coordinates)."""
     found = set()
     for text in re.findall(r"#ttg\.shared_linear<\{offset = (\[\[.*?\]\])\}", ttgir):
-        bases = [tuple(int(v) for v in b.split(",")) for b in re.findall(r"\[(-?\d+, -?\d+)\]",
-                                                                        text)]
-        ch = 0 if bases[0] == (1, 0) else 1  # the coordinate of the channels within 8
-        rows = sum(1 for b in bases if b[1 - ch])
+        bases = [tuple(int(v) for v in b.split(","))
+                 for b in re.findall(r"\[(-?\d+(?:, -?\d+)+)\]", text)]
+        ch = next(i for i, v in enumerate(bases[0]) if v)  # the channels' coordinate
+        # rows: the row coordinate's and the position warps' (a [lead, rows, 32] view)
+        rows = sum(1 for b in bases if any(v for i, v in enumerate(b) if i != ch))
         found.add((rows, next(i for i, b in enumerate(bases) if b[ch] == 8)))
     return found
 
 
-@pytest.mark.parametrize("kind,case", [("wgrad", 0), ("wgrad", 1), ("forward", 0),
-                                       ("forward", 1)],
-                         ids=["wgrad-cg32-7x7", "wgrad-cg32-s2", "fwd-cg32-7x7", "fwd-cg32-s2"])
+@pytest.mark.parametrize("kind,case", [("wgrad", 0), ("wgrad", 1), ("wgrad", 6),
+                                       ("forward", 0), ("forward", 1)],
+                         ids=["wgrad-cg32-7x7", "wgrad-cg32-s2", "wgrad-cg32-7x7-2x4warps",
+                              "fwd-cg32-7x7", "fwd-cg32-s2"])
 def test_planes_name_their_buffers(kind, case, tmp_path):
     """32-channel rows lie in planes: every view of the phase images (the copies' [XP, 32]
-    ones, the wgrad taps' [16, 32] and the forward taps' [P, 32]) has the phase buffer's
-    plane stride, every view of dY (wgrad: the copy's [P, 32], the taps' [16, 32]) dY's
-    buffer's, and nothing else appears. (A view with its own rows as the stride compiles,
-    and reads the wrong rows.)"""
+    ones, the wgrad taps' [16, 32] or [lead, 16, 32] and the forward taps' [P, 32]) has
+    the phase buffer's plane stride, every view of dY (wgrad: the copy's [P, 32], the
+    taps' [16, 32] or [lead, 16, 32]) dY's buffer's, and nothing else appears. (A view with
+    its own rows as the stride compiles, and reads the wrong rows.)"""
     geom, cfg = (COMPILE_CASES if kind == "wgrad" else FORWARD_CASES)[case][:2]
     assert cfg["BLOCK_N"] == 32
     compile_sm90(kind, case, tmp_path)
     c = flat_consts(geom, cfg["BLOCK_M"])
     xr, yr = 2 * c["NPH"] * c["XP"], 2 * c["P"]
-    lg = {n: n.bit_length() - 1 for n in (xr, yr, c["XP"], c["P"], 16)}
+    tap = 16 * (warp_split(cfg["num_warps"], 32)[1] if kind == "wgrad" else 1)
+    lg = {n: n.bit_length() - 1 for n in (xr, yr, c["XP"], c["P"], tap)}
     want = {(lg[xr], 3 + lg[xr]), (lg[c["XP"]], 3 + lg[xr])}
     if kind == "wgrad":
-        want |= {(lg[16], 3 + lg[xr]), (lg[yr], 3 + lg[yr]), (lg[c["P"]], 3 + lg[yr]),
-                 (lg[16], 3 + lg[yr])}
+        want |= {(lg[tap], 3 + lg[xr]), (lg[yr], 3 + lg[yr]), (lg[c["P"]], 3 + lg[yr]),
+                 (lg[tap], 3 + lg[yr])}
     else:
         want |= {(lg[c["P"]], 3 + lg[xr])}
     assert plane_layouts((tmp_path / "kernel.ptx.ttgir").read_text()) == want
