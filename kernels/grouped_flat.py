@@ -54,12 +54,12 @@ if HAVE_GLUON:
     @gluon.jit
     def _issue(item, end, x_units, x_ptr, ch, cok, H, W, pdh, pdw, TILES_H, sxn, sxh, sxw,
                BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
-               XNEED: gl.constexpr, NPH: gl.constexpr, STH: gl.constexpr,
-               STW: gl.constexpr, LX: gl.constexpr, XL: gl.constexpr):
+               XNEED: gl.constexpr, XCOPY: gl.constexpr, NPH: gl.constexpr,
+               STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr):
         """Start copying an item's phase images into buffer BUF (one cp.async group)."""
         copy_phases(x_units, x_ptr, item // TILES_H, (item % TILES_H) * ROWS, item < end,
-                    ch, cok, H, W, pdh, pdw, sxn, sxh, sxw, BUF, WP, XP, XNEED, NPH, STH,
-                    STW, LX, XL)
+                    ch, cok, H, W, pdh, pdw, sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH,
+                    STH, STW, LX)
         cp.commit_group()
 
     @gluon.jit
@@ -115,8 +115,9 @@ if HAVE_GLUON:
         sxn, sxh, sxw, swk, swc, swr, sws,
         CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
         S: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
-        XP: gl.constexpr, XNEED: gl.constexpr, NPH: gl.constexpr, BLOCK: gl.constexpr,
-        STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
+        XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr, NPH: gl.constexpr,
+        BLOCK: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr,
+        DLW: gl.constexpr,
         ACT: gl.constexpr, HAS_BIAS: gl.constexpr, HAS_RES: gl.constexpr,
         TRANSPOSED: gl.constexpr,
     ):
@@ -143,7 +144,6 @@ if HAVE_GLUON:
         x_units = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [XR, BLOCK],
                                             row_layout(XR, BLOCK, XR))._reinterpret(
             x_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
-        XL: gl.constexpr = row_layout(XP, BLOCK, XR)
         XT: gl.constexpr = row_layout(P, BLOCK, XR)
         # Every tap's filter tile, rows = output channels of the pack.
         w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [R * S, BLOCK, BLOCK], SW)
@@ -151,7 +151,7 @@ if HAVE_GLUON:
         c_glob = gl.expand_dims(pack * (GPT * CG) + ch, 0)
         cok = gl.expand_dims(ch < GPT * CG, 0) & (c_glob < C)
         _issue(first, end, x_units, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H, sxn, sxh,
-               sxw, 0, ROWS, WP, XP, XNEED, NPH, STH, STW, LX, XL)
+               sxw, 0, ROWS, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX)
         # The filter tiles load while the first item's copies are in flight.
         # Filter tiles in the copies' layout: runs of 8 input channels (contiguous in a
         # channels_last filter).
@@ -175,7 +175,8 @@ if HAVE_GLUON:
             for buf in gl.static_range(2):
                 item = first + it + buf
                 _issue(item + 1, end, x_units, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H,
-                       sxn, sxh, sxw, 1 - buf, ROWS, WP, XP, XNEED, NPH, STH, STW, LX, XL)
+                       sxn, sxh, sxw, 1 - buf, ROWS, WP, XP, XNEED, XCOPY, NPH, STH, STW,
+                       LX)
                 cp.wait_group(1)
                 gl.thread_barrier()
                 acc = _item(x_units, w_smem, buf, R, S, P, WP, XP, NPH, STH, STW, DLH, DLW,

@@ -56,8 +56,9 @@ if HAVE_GLUON:
     def _issue(item, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
                H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw,
                BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
-               XP: gl.constexpr, XNEED: gl.constexpr, NPH: gl.constexpr, STH: gl.constexpr,
-               STW: gl.constexpr, LX: gl.constexpr, XL: gl.constexpr, YL: gl.constexpr):
+               XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr,
+               NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr,
+               YL: gl.constexpr):
         """Start copying an item (image item // TILES_H, output rows from
         (item % TILES_H) * ROWS) into buffer BUF as one cp.async group: its phase images
         (``flat_grid.copy_phases``) and dY's P flat positions (zeros past the map's
@@ -69,7 +70,7 @@ if HAVE_GLUON:
         copy_phases(x_units, x_ptr, n, oh0, live,
                     gl.expand_dims(gl.convert_layout(c_glob, L_CH), 0),
                     gl.expand_dims(gl.convert_layout(c_ok, L_CH), 0), H, W, pdh, pdw,
-                    sxn, sxh, sxw, BUF, WP, XP, XNEED, NPH, STH, STW, LX, XL)
+                    sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX)
         kg = gl.expand_dims(gl.convert_layout(k_glob, L_CH), 0)
         kok = gl.expand_dims(gl.convert_layout(k_ok, L_CH), 0)
         fy = gl.arange(0, P, layout=gl.SliceLayout(1, LX))
@@ -115,7 +116,8 @@ if HAVE_GLUON:
         syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws,
         CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
         S: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
-        XP: gl.constexpr, XNEED: gl.constexpr, NPH: gl.constexpr, BLOCK: gl.constexpr,
+        XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr, NPH: gl.constexpr,
+        BLOCK: gl.constexpr,
         STH: gl.constexpr,
         STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr, SPLIT: gl.constexpr,
     ):
@@ -142,7 +144,6 @@ if HAVE_GLUON:
         y_units = gl.allocate_shared_memory(dy_ptr.dtype.element_ty, [YR, BLOCK],
                                             row_layout(YR, BLOCK, YR))._reinterpret(
             dy_ptr.dtype.element_ty, [YR * BLOCK // 8, 8], UNITS)
-        XL: gl.constexpr = row_layout(XP, BLOCK, XR)
         YL: gl.constexpr = row_layout(P, BLOCK, YR)
         XT: gl.constexpr = row_layout(16, BLOCK, XR, LEAD)
         YT: gl.constexpr = row_layout(16, BLOCK, YR, LEAD)
@@ -151,15 +152,15 @@ if HAVE_GLUON:
             MMA)
         _issue(first, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok, H,
                W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 0, ROWS, WP, P, XP,
-               XNEED, NPH, STH, STW, LX, XL, YL)
+               XNEED, XCOPY, NPH, STH, STW, LX, YL)
         # Two items an iteration, one a buffer, so every shared-memory offset is constant.
         # (Four buffers, three items in flight, were no faster: call 167.)
         for it in range(0, ITEMS_PER_SPLIT, 2):
             for buf in gl.static_range(2):
                 _issue(first + it + buf + 1, end, x_units, y_units, x_ptr, dy_ptr, c_glob,
                        c_ok, k_glob, k_ok, H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw,
-                       syn, syh, syw, 1 - buf, ROWS, WP, P, XP, XNEED, NPH, STH, STW, LX, XL,
-                       YL)
+                       syn, syh, syw, 1 - buf, ROWS, WP, P, XP, XNEED, XCOPY, NPH, STH, STW,
+                       LX, YL)
                 cp.wait_group(1)
                 gl.thread_barrier()
                 accs = _step(accs, x_units, y_units, buf, R, S, P, WP, XP, NPH, STH, STW,
@@ -179,10 +180,11 @@ if HAVE_GLUON:
 
 
 
-# (BLOCK_N, num_warps): HALO_TILES, and warps beyond a tile's columns splitting an item's
-# positions (2 or 4 a tile: every config of HALO_TILES had been fastest with the most
-# warps its tile held, one or two a scheduler: call 166).
-FLAT_TILES = (*HALO_TILES, (16, 4), (16, 8), (32, 8))
+# (BLOCK_N, num_warps): HALO_TILES, and 16-channel tiles with 2 or 4 warps across an
+# item's positions. Those beat the 2-warp tiles on 5 of 23 problems (up to 1.14x) and lost
+# elsewhere (0.91x and 0.84x at the best config of a problem); 8 warps beside a 32-channel
+# tile won none of 8 (0.71x) and left the space (call 175).
+FLAT_TILES = (*HALO_TILES, (16, 4), (16, 8))
 
 
 class WgradGroupedFlatFamily(GluonWgradFamily):
