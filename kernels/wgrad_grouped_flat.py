@@ -70,7 +70,7 @@ if HAVE_GLUON:
         copy_phases(x_units, x_ptr, n, oh0, live,
                     gl.expand_dims(gl.convert_layout(c_glob, L_CH), 0),
                     gl.expand_dims(gl.convert_layout(c_ok, L_CH), 0), H, W, pdh, pdw,
-                    sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX)
+                    sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX, 32)
         kg = gl.expand_dims(gl.convert_layout(k_glob, L_CH), 0)
         kok = gl.expand_dims(gl.convert_layout(k_ok, L_CH), 0)
         fy = gl.arange(0, P, layout=gl.SliceLayout(1, LX))
