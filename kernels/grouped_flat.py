@@ -55,30 +55,25 @@ if HAVE_GLUON:
     def _issue(item, end, x_units, x_ptr, ch, cok, H, W, pdh, pdw, TILES_H, sxn, sxh, sxw,
                BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
                XNEED: gl.constexpr, XCOPY: gl.constexpr, NPH: gl.constexpr,
-               STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr,
-               PLANAR: gl.constexpr):
+               STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr):
         """Start copying an item's phase images into buffer BUF (one cp.async group)."""
         copy_phases(x_units, x_ptr, item // TILES_H, (item % TILES_H) * ROWS, item < end,
                     ch, cok, H, W, pdh, pdw, sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH,
-                    STH, STW, LX, PLANAR)
+                    STH, STW, LX, 32)
         cp.commit_group()
 
     @gluon.jit
-    def _item(x_units, w_smem, held, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+    def _item(x_units, w_smem, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
               P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, NPH: gl.constexpr,
               STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
               BLOCK: gl.constexpr, XT: gl.constexpr, MMA: gl.constexpr, A_L: gl.constexpr,
-              B_L: gl.constexpr, PLANAR: gl.constexpr, HOIST: gl.constexpr):
-        """The item in buffer BUF: every tap's mma of its P-row run with the tap's tile
-        (``held`` in registers when HOIST)."""
+              B_L: gl.constexpr):
+        """The item in buffer BUF: every tap's mma of its P-row run with the tap's tile."""
         acc = gl.zeros([P, BLOCK], gl.float32, MMA)
         for t in gl.static_range(R * S):
             a = tap_rows(x_units, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
-                         XT, PLANAR).load(A_L)
-            if HOIST:
-                b = held[t]
-            else:
-                b = w_smem.index(t).permute((1, 0)).load(B_L)
+                         XT, 32).load(A_L)
+            b = w_smem.index(t).permute((1, 0)).load(B_L)
             acc = mma_v2(a, b, acc)
         return acc
 
@@ -124,7 +119,7 @@ if HAVE_GLUON:
         BLOCK: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr,
         DLW: gl.constexpr,
         ACT: gl.constexpr, HAS_BIAS: gl.constexpr, HAS_RES: gl.constexpr,
-        TRANSPOSED: gl.constexpr, PLANAR: gl.constexpr, HOIST: gl.constexpr,
+        TRANSPOSED: gl.constexpr,
     ):
         NW: gl.constexpr = gl.num_warps()
         TC: gl.constexpr = BLOCK // 8
@@ -147,16 +142,16 @@ if HAVE_GLUON:
         # units, so that a view starts on any row.
         XR: gl.constexpr = 2 * NPH * XP
         x_units = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [XR, BLOCK],
-                                            row_layout(XR, BLOCK, XR, 1, PLANAR))._reinterpret(
+                                            row_layout(XR, BLOCK, XR))._reinterpret(
             x_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
-        XT: gl.constexpr = row_layout(P, BLOCK, XR, 1, PLANAR)
+        XT: gl.constexpr = row_layout(P, BLOCK, XR)
         # Every tap's filter tile, rows = output channels of the pack.
         w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [R * S, BLOCK, BLOCK], SW)
         ch = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         c_glob = gl.expand_dims(pack * (GPT * CG) + ch, 0)
         cok = gl.expand_dims(ch < GPT * CG, 0) & (c_glob < C)
         _issue(first, end, x_units, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H, sxn, sxh,
-               sxw, 0, ROWS, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX, PLANAR)
+               sxw, 0, ROWS, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX)
         # The filter tiles load while the first item's copies are in flight.
         # Filter tiles in the copies' layout: runs of 8 input channels (contiguous in a
         # channels_last filter).
@@ -175,22 +170,17 @@ if HAVE_GLUON:
             tile = gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws), mask=w_ok,
                            other=0.0)
             w_smem.index(t).store(tile)
-        held = ()
-        if HOIST:
-            gl.thread_barrier()
-            for t in gl.static_range(R * S):
-                held = held + (w_smem.index(t).permute((1, 0)).load(B_L),)
         # Two items an iteration, one a buffer, so every shared-memory offset is constant.
         for it in range(0, ITEMS_PER_PROGRAM, 2):
             for buf in gl.static_range(2):
                 item = first + it + buf
                 _issue(item + 1, end, x_units, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H,
                        sxn, sxh, sxw, 1 - buf, ROWS, WP, XP, XNEED, XCOPY, NPH, STH, STW,
-                       LX, PLANAR)
+                       LX)
                 cp.wait_group(1)
                 gl.thread_barrier()
-                acc = _item(x_units, w_smem, held, buf, R, S, P, WP, XP, NPH, STH, STW, DLH,
-                            DLW, BLOCK, XT, MMA, A_L, B_L, PLANAR, HOIST)
+                acc = _item(x_units, w_smem, buf, R, S, P, WP, XP, NPH, STH, STW, DLH, DLW,
+                            BLOCK, XT, MMA, A_L, B_L)
                 # The next copies overwrite the buffer just read.
                 gl.thread_barrier()
                 _epilogue(acc, item, end, pack, out_ptr, syn, syc, syh, syw, bias_ptr,
@@ -199,9 +189,6 @@ if HAVE_GLUON:
         cp.wait_group(0)
 
 
-# Rows held in planes from this many channels (flat_grid.row_layout); the filter tiles
-# read once into registers (HOIST) or at every item.
-VARIANT = dict(PLANAR=32, HOIST=False)
 # Filter taps the kernel unrolls (each a [BLOCK, BLOCK] tile in shared memory).
 MAX_FLAT_TAPS = 9
 # (BLOCK_N, num_warps): the mma warps split the positions in sixteens; ITEMS a program
@@ -281,4 +268,4 @@ class GroupedFlatFamily(KernelFamily):
             CG=g.cg, KG=g.kg, GPT=gpt, R=g.r, S=g.s, BLOCK=bn, STH=g.stride[1],
             STW=g.stride[2], DLH=g.dilation[1], DLW=g.dilation[2], ACT=call.activation,
             HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
-            TRANSPOSED=call.transposed_w, num_warps=cfg["num_warps"], **VARIANT, **c)
+            TRANSPOSED=call.transposed_w, num_warps=cfg["num_warps"], **c)

@@ -16,7 +16,7 @@ from convdispatch.kernels.device import INTERPRETER, KNOWN
 from convdispatch.kernels.flat_grid import copy_runs, flat_consts
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.kernels.gluon_wgrad import warp_split
-from convdispatch.kernels.grouped_flat import VARIANT, GroupedFlatFamily
+from convdispatch.kernels.grouped_flat import GroupedFlatFamily
 from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
 from helpers import GLUON_RULE_CASES, gluon_ptx_sm90, gluon_wgrad_ptx_sm90, run_without_interpreter
 from helpers import gluon_geom as G
@@ -51,7 +51,7 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
                 BLOCK=cfg["BLOCK_N"], STH=geom.stride[1], STW=geom.stride[2],
                 DLH=geom.dilation[1], DLW=geom.dilation[2], ACT=4 if epilogue else 0,
                 HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
-                **VARIANT, **flat_consts(geom, cfg["BLOCK_M"]))
+                **flat_consts(geom, cfg["BLOCK_M"]))
     aligned = (*pointers, "syn", "syh", "syw", "sxn", "sxh", "sxw", "srn", "srh", "srw",
                "C", "K")
     return gluon_ptx_sm90(k, pointers, cons, aligned, cfg["num_warps"])
