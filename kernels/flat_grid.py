@@ -66,12 +66,11 @@ def copy_runs(xcopy: int) -> list[tuple[int, int]]:
 FLAT_POSITIONS = (64, 128, 256)
 
 
-def flat_config_rejects(geom, cfg, smallest: int, halves: bool = False) -> str | None:
+def flat_config_rejects(geom, cfg, smallest: int) -> str | None:
     """Why a flat-grid family does not offer ``cfg`` (a tile or item that would be mostly
-    idle): a 32-wide tile for groups that fit 16 (unless the kernel reduces it in
-    16-wide diagonal ``halves``), or an item of over ``smallest`` positions that is twice
-    the image."""
-    if not halves and (reason := wide_tile_rejects(geom, cfg["BLOCK_N"])):
+    idle): a 32-wide tile for groups that fit 16, or an item of over ``smallest``
+    positions that is twice the image."""
+    if reason := wide_tile_rejects(geom, cfg["BLOCK_N"]):
         return reason
     c = flat_consts(geom, cfg["BLOCK_M"])
     image = c["WP"] * geom.out_spatial[1]

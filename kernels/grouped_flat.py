@@ -36,7 +36,7 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import UNITS, copy_phases, row_layout, tap_rows, tap_start
+    from .flat_grid import UNITS, copy_phases, row_layout, tap_rows
 
     @gluon.jit
     def _activate(x, ACT: gl.constexpr):
@@ -78,39 +78,13 @@ if HAVE_GLUON:
         return acc
 
     @gluon.jit
-    def _item_halves(x_units, w_smem, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
-                     P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, NPH: gl.constexpr,
-                     STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr,
-                     DLW: gl.constexpr, BLOCK: gl.constexpr, SUB: gl.constexpr,
-                     MMA: gl.constexpr, A_L: gl.constexpr, B_L: gl.constexpr):
-        """``_item`` with the pack's tile reduced in its SUB-wide diagonal blocks only (one
-        accumulator each): block s reads channels s * SUB.. of the tap's rows, planes
-        2 s and 2 s + 1 of the 32-channel rows (``flat_grid.row_layout``)."""
-        XR: gl.constexpr = 2 * NPH * XP
-        accs = ()
-        for _s in gl.static_range(BLOCK // SUB):
-            accs = accs + (gl.zeros([P, SUB], gl.float32, MMA),)
-        for t in gl.static_range(R * S):
-            new = ()
-            for s in gl.static_range(BLOCK // SUB):
-                a = x_units.index(
-                    tap_start(t, 0, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK)
-                    + s * (SUB // 8) * XR)._reinterpret(
-                    x_units.dtype, [P, SUB], row_layout(P, SUB, XR, 1, SUB)).load(A_L)
-                b = w_smem.index(t).slice(s * SUB, SUB).permute((1, 0)).load(B_L)
-                new = new + (mma_v2(a, b, accs[s]),)
-            accs = new
-        return accs
-
-    @gluon.jit
     def _epilogue(acc, item, end, pack, out_ptr, syn, syc, syh, syw, bias_ptr, res_ptr, srn,
                   src, srh, srw, K, OH, OW, TILES_H, KG: gl.constexpr, GPT: gl.constexpr,
                   ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
-                  BLOCK: gl.constexpr, K0: gl.constexpr, ACT: gl.constexpr,
-                  HAS_BIAS: gl.constexpr, HAS_RES: gl.constexpr, MMA: gl.constexpr):
+                  BLOCK: gl.constexpr, ACT: gl.constexpr, HAS_BIAS: gl.constexpr,
+                  HAS_RES: gl.constexpr, MMA: gl.constexpr):
         """Bias, residual and activation, then the store of the item's positions that are
-        output pixels (none unless the item is below ``end``); ``acc`` holds the pack's
-        output channels K0.. (BLOCK of them)."""
+        output pixels (none unless the item is below ``end``)."""
         n = item // TILES_H
         oh0 = (item % TILES_H) * ROWS
         f = gl.arange(0, P, layout=gl.SliceLayout(1, MMA))
@@ -118,9 +92,9 @@ if HAVE_GLUON:
         p = f // WP
         q = f % WP
         oh = oh0 + p
-        k_glob = pack * (GPT * KG) + K0 + j
+        k_glob = pack * (GPT * KG) + j
         m_ok = (item < end) & (p < ROWS) & (q < OW) & (oh < OH)
-        k_ok = (K0 + j < GPT * KG) & (k_glob < K)
+        k_ok = (j < GPT * KG) & (k_glob < K)
         mask = gl.expand_dims(m_ok, 1) & gl.expand_dims(k_ok, 0)
         if HAS_BIAS:
             bias = gl.load(bias_ptr + k_glob, mask=k_ok, other=0.0)
@@ -145,7 +119,7 @@ if HAVE_GLUON:
         BLOCK: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr,
         DLW: gl.constexpr,
         ACT: gl.constexpr, HAS_BIAS: gl.constexpr, HAS_RES: gl.constexpr,
-        TRANSPOSED: gl.constexpr, SUB: gl.constexpr,
+        TRANSPOSED: gl.constexpr,
     ):
         NW: gl.constexpr = gl.num_warps()
         TC: gl.constexpr = BLOCK // 8
@@ -155,20 +129,12 @@ if HAVE_GLUON:
                                                       instr_shape=[16, 8])
         A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
         B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
-        # The filter tiles' views start on a tile (a SUB-row block of one): 32-channel rows
-        # (64 bytes) swizzled, so that ldmatrix's eight rows fall in distinct banks, and
-        # the 16-channel rows of SUB blocks too; a whole 16-channel tile's rows are left
-        # whole, as flat_grid.row_layout leaves them.
-        if SUB < BLOCK:
-            SW: gl.constexpr = gl.SwizzledSharedLayout(vec=8, per_phase=4, max_phase=2,
-                                                       order=[1, 0])
-        else:
-            SW: gl.constexpr = gl.SwizzledSharedLayout(
-                vec=8 if BLOCK >= 32 else 1, per_phase=2 if BLOCK >= 32 else 1,
-                max_phase=4 if BLOCK >= 32 else 1, order=[1, 0])
-        # The filter tiles' loads: runs of 8 input channels of a SUB-wide row.
-        LW: gl.constexpr = gl.BlockedLayout([1, 8], [32 // (SUB // 8), SUB // 8], [NW, 1],
-                                            [1, 0])
+        # The filter tiles' views start on a tile: 32-channel rows (64 bytes) swizzled, so
+        # that ldmatrix's eight rows fall in distinct banks; 16-channel ones left whole, as
+        # flat_grid.row_layout leaves them.
+        SW: gl.constexpr = gl.SwizzledSharedLayout(
+            vec=8 if BLOCK >= 32 else 1, per_phase=2 if BLOCK >= 32 else 1,
+            max_phase=4 if BLOCK >= 32 else 1, order=[1, 0])
         pack = gl.program_id(0)
         first = gl.program_id(1) * ITEMS_PER_PROGRAM
         end = gl.minimum(first + ITEMS_PER_PROGRAM, ITEMS)
@@ -179,10 +145,8 @@ if HAVE_GLUON:
                                             row_layout(XR, BLOCK, XR))._reinterpret(
             x_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
         XT: gl.constexpr = row_layout(P, BLOCK, XR)
-        # Every tap's filter tile, rows = output channels of the pack; with SUB < BLOCK
-        # only its diagonal blocks, side by side: row k holds input channels
-        # (k // SUB) * SUB.. of the pack.
-        w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [R * S, BLOCK, SUB], SW)
+        # Every tap's filter tile, rows = output channels of the pack.
+        w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [R * S, BLOCK, BLOCK], SW)
         ch = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         c_glob = gl.expand_dims(pack * (GPT * CG) + ch, 0)
         cok = gl.expand_dims(ch < GPT * CG, 0) & (c_glob < C)
@@ -191,12 +155,10 @@ if HAVE_GLUON:
         # The filter tiles load while the first item's copies are in flight.
         # Filter tiles in the copies' layout: runs of 8 input channels (contiguous in a
         # channels_last filter).
-        k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LW))
-        c_rel = gl.arange(0, SUB, layout=gl.SliceLayout(0, LW))
+        k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
+        c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         kw = gl.expand_dims(pack * (GPT * KG) + k_rel, 1)
         cw = gl.expand_dims(c_rel, 0)
-        if SUB < BLOCK:
-            cw = cw + gl.expand_dims((k_rel // SUB) * SUB, 1)
         w_ok = ((gl.expand_dims(k_rel // KG, 1) == cw // CG)
                 & gl.expand_dims(k_rel < GPT * KG, 1) & (cw < GPT * CG) & (kw < K))
         if TRANSPOSED:
@@ -217,37 +179,14 @@ if HAVE_GLUON:
                        LX)
                 cp.wait_group(1)
                 gl.thread_barrier()
-                if SUB < BLOCK:
-                    accs = _item_halves(x_units, w_smem, buf, R, S, P, WP, XP, NPH, STH,
-                                        STW, DLH, DLW, BLOCK, SUB, MMA, A_L, B_L)
-                    # The next copies overwrite the buffer just read.
-                    gl.thread_barrier()
-                    for s in gl.static_range(BLOCK // SUB):
-                        _epilogue(accs[s], item, end, pack, out_ptr, syn, syc, syh, syw,
-                                  bias_ptr, res_ptr, srn, src, srh, srw, K, OH, OW, TILES_H,
-                                  KG, GPT, ROWS, WP, P, SUB, s * SUB, ACT, HAS_BIAS, HAS_RES,
-                                  MMA)
-                else:
-                    acc = _item(x_units, w_smem, buf, R, S, P, WP, XP, NPH, STH, STW, DLH,
-                                DLW, BLOCK, XT, MMA, A_L, B_L)
-                    gl.thread_barrier()
-                    _epilogue(acc, item, end, pack, out_ptr, syn, syc, syh, syw, bias_ptr,
-                              res_ptr, srn, src, srh, srw, K, OH, OW, TILES_H, KG, GPT, ROWS,
-                              WP, P, BLOCK, 0, ACT, HAS_BIAS, HAS_RES, MMA)
+                acc = _item(x_units, w_smem, buf, R, S, P, WP, XP, NPH, STH, STW, DLH, DLW,
+                            BLOCK, XT, MMA, A_L, B_L)
+                # The next copies overwrite the buffer just read.
+                gl.thread_barrier()
+                _epilogue(acc, item, end, pack, out_ptr, syn, syc, syh, syw, bias_ptr,
+                          res_ptr, srn, src, srh, srw, K, OH, OW, TILES_H, KG, GPT, ROWS, WP,
+                          P, BLOCK, ACT, HAS_BIAS, HAS_RES, MMA)
         cp.wait_group(0)
-
-
-def sub_tile(geom, block: int) -> int:
-    """Width of the diagonal blocks a ``block``-wide pack tile is reduced in: 16 where a
-    32-wide pack's groups fall in two 16-channel halves (as many channels in as out, a
-    divisor of 16, and 32 channels to fill: the other two blocks are zeros), else the
-    whole tile. A 32-wide pack of small groups copies 64 bytes a pixel, where a 16-wide
-    one's 32-byte runs take a shared-memory wavefront each (call 177: 70% of the copies'
-    wavefronts excess on ResNeXt-50 layer1.0)."""
-    if (block == 32 and geom.cg == geom.kg and 16 % geom.cg == 0
-            and geom.g * geom.cg >= block):
-        return 16
-    return block
 
 
 # Filter taps the kernel unrolls (each a [BLOCK, BLOCK] tile in shared memory).
@@ -290,8 +229,7 @@ class GroupedFlatFamily(KernelFamily):
     def smem_bytes(self, geom, cfg: Config) -> int:
         c = flat_consts(geom, cfg["BLOCK_M"])
         bn = cfg["BLOCK_N"]
-        return ((2 * c["NPH"] * c["XP"] + geom.r * geom.s * sub_tile(geom, bn)) * bn
-                * geom.elem_bytes)
+        return (2 * c["NPH"] * c["XP"] + geom.r * geom.s * bn) * bn * geom.elem_bytes
 
     def hard_ok(self, geom, cfg, device) -> str | None:
         if reason := (pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg)
@@ -302,8 +240,7 @@ class GroupedFlatFamily(KernelFamily):
         return super().hard_ok(geom, cfg, device)
 
     def config_ok(self, geom, cfg, device) -> str | None:
-        if reason := flat_config_rejects(geom, cfg, FLAT_POSITIONS[0],
-                                         sub_tile(geom, cfg["BLOCK_N"]) < cfg["BLOCK_N"]):
+        if reason := flat_config_rejects(geom, cfg, FLAT_POSITIONS[0]):
             return reason
         items = cfg["ITEMS"]
         if items > FLAT_ITEMS[0]:
@@ -331,5 +268,4 @@ class GroupedFlatFamily(KernelFamily):
             CG=g.cg, KG=g.kg, GPT=gpt, R=g.r, S=g.s, BLOCK=bn, STH=g.stride[1],
             STW=g.stride[2], DLH=g.dilation[1], DLW=g.dilation[2], ACT=call.activation,
             HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
-            TRANSPOSED=call.transposed_w, SUB=sub_tile(g, bn), num_warps=cfg["num_warps"],
-            **c)
+            TRANSPOSED=call.transposed_w, num_warps=cfg["num_warps"], **c)

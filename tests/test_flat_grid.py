@@ -16,7 +16,7 @@ from convdispatch.kernels.device import INTERPRETER, KNOWN
 from convdispatch.kernels.flat_grid import copy_runs, flat_consts
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.kernels.gluon_wgrad import warp_split
-from convdispatch.kernels.grouped_flat import GroupedFlatFamily, sub_tile
+from convdispatch.kernels.grouped_flat import GroupedFlatFamily
 from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
 from helpers import GLUON_RULE_CASES, gluon_ptx_sm90, gluon_wgrad_ptx_sm90, run_without_interpreter
 from helpers import gluon_geom as G
@@ -51,7 +51,7 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
                 BLOCK=cfg["BLOCK_N"], STH=geom.stride[1], STW=geom.stride[2],
                 DLH=geom.dilation[1], DLW=geom.dilation[2], ACT=4 if epilogue else 0,
                 HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
-                SUB=sub_tile(geom, cfg["BLOCK_N"]), **flat_consts(geom, cfg["BLOCK_M"]))
+                **flat_consts(geom, cfg["BLOCK_M"]))
     aligned = (*pointers, "syn", "syh", "syw", "sxn", "sxh", "sxw", "srn", "srh", "srw",
                "C", "K")
     return gluon_ptx_sm90(k, pointers, cons, aligned, cfg["num_warps"])
@@ -195,27 +195,21 @@ FORWARD_CASES = [
     (G(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2), pad=(0, 0, 2),
        dilation=(1, 2, 1)),
      Config(BLOCK_M=64, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), True, False),
-    # 4-channel groups eight a 32-wide tile, reduced in its two 16-wide diagonal blocks,
-    # read transposed (the dgrad twin), with the epilogue
-    (G(n=2, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),
-     Config(BLOCK_M=128, BLOCK_N=32, ITEMS=8, num_warps=2, num_stages=1), True, True),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(FORWARD_CASES)),
                          ids=["cg32-7x7-epilogue", "cg32-s2-bf16", "cg4-transposed",
-                              "cg8-s3x2", "cg4-halves-transposed"])
+                              "cg8-s3x2"])
 def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     """Two items an iteration, each tap one mma pass over an item's P positions (ldmatrix
-    operands) for each diagonal block the tile is reduced in, 16-byte cp.async input
-    copies, shared memory as the rule counts it."""
+    operands), 16-byte cp.async input copies, shared memory as the rule counts it."""
     geom, cfg, _, _ = FORWARD_CASES[case]
     assert FWD.runnable(geom, cfg, H100) is None
     ptx, shared = compile_sm90("forward", case, tmp_path)
     assert FWD.smem_bytes(geom, cfg) <= shared <= H100.smem_bytes
-    bn, nw, sub = cfg["BLOCK_N"], cfg["num_warps"], sub_tile(geom, cfg["BLOCK_N"])
-    assert sub == (16 if case == 4 else bn)
-    per_tap = (bn // sub) * cfg["BLOCK_M"] // (16 * nw) * (sub // 8) * (sub // 16)
+    bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
+    per_tap = cfg["BLOCK_M"] // (16 * nw) * (bn // 8) * (bn // 16)
     assert 2 * geom.r * geom.s * per_tap == len(re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
     assert "ldmatrix" in ptx
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
@@ -354,28 +348,6 @@ def test_configs_fit_and_items_cover_whole_rows():
     assert all("8 bytes" in FAM.hard_ok(nine, c, H100) for c in FAM.configs)
 
 
-
-
-@pytest.mark.parametrize("cg,kg,g,block,want", [
-    (4, 4, 32, 32, 16), (8, 8, 8, 32, 16), (16, 16, 2, 32, 16),  # two 16-wide halves
-    (32, 32, 32, 32, 32),  # one group fills the tile
-    (4, 8, 32, 32, 32),  # as many channels in as out, or the halves are not diagonal
-    (12, 12, 8, 32, 32),  # a group across the halves
-    (4, 4, 4, 32, 32),  # 16 channels: the second half would be zeros
-    (4, 4, 32, 16, 16),
-])
-def test_sub_tile_halves_only_diagonal_blocks(cg, kg, g, block, want):
-    """grouped_flat reduces a 32-wide pack in 16-wide diagonal halves exactly where its
-    groups lie inside them and fill both, and offers the 32-wide tile to small groups
-    there only (the rule that keeps it from them elsewhere stands)."""
-    geom = G(n=2, c=cg * g, k=kg * g, g=g, h=14, w=14, r=3, s=3, pad=(0, 1, 1))
-    assert sub_tile(geom, block) == want
-    wide = Config(BLOCK_M=64, BLOCK_N=32, ITEMS=2, num_warps=2, num_stages=1)
-    refused = FWD.config_ok(geom, wide, H100)
-    if max(cg, kg) <= 16 and sub_tile(geom, 32) == 32:
-        assert "fit the 16-wide tile" in refused
-    elif max(cg, kg) <= 32:
-        assert refused is None or "fit the 16-wide tile" not in refused
 
 
 def test_forward_items_and_its_dgrad_twin():
