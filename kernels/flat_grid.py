@@ -98,37 +98,29 @@ if HAVE_GLUON:
     UNITS = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
 
     @gluon.constexpr_function
-    def row_units(block, planar=32):
-        """16-byte units between consecutive rows of ``block`` channels in plane 0 (rows of
-        ``planar`` channels or more are held in planes of 8)."""
-        return 1 if block >= planar else block // 8
+    def row_units(block):
+        """16-byte units between consecutive rows of ``block`` channels in plane 0."""
+        return 1 if block >= 32 else block // 8
 
     @gluon.constexpr_function
-    def row_layout(rows, block, plane_rows, lead=1, planar=32):
-        """Shared layout of a [rows, block] view of a buffer of ``plane_rows`` rows, or
-        of a [lead, rows, block] view of lead * rows consecutive rows when lead > 1.
+    def row_layout(rows, block, plane_rows):
+        """Shared layout of a [rows, block] view of a buffer of ``plane_rows`` rows.
 
-        Rows of ``planar`` channels or more (32 unless a kernel asks for 16) are held as
-        planes of 8 channels: rows of 32 channels as 4 planes of ``plane_rows`` rows of 8 channels
+        Rows of 32 channels are held as 4 planes of ``plane_rows`` rows of 8 channels
         (channel c of row f at element c % 8 + 8 f + 8 plane_rows (c // 8)). No swizzle can
         follow a view that starts on any row, and unpadded rows of 64 bytes put 4 of
         ldmatrix's 8 rows in the same banks (call 166: three quarters of the shared-load
         wavefronts were conflicts); in planes they are 16 contiguous bytes each (calls
         168-169: a problem's best 32-channel config 1.07-1.22x faster). Rows of 16 channels
         stay whole (32 bytes, 2-way conflicts): in planes their kernels were 7% slower
-        (call 168)."""
-        def at(row, ch, first=0):
-            return [row, ch] if lead == 1 else [first, row, ch]
-
-        if block < planar:
-            return gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1,
-                                           order=list(range(len(at(0, 0)) - 1, -1, -1)))
-        bases = [at(0, 1), at(0, 2), at(0, 4)]
-        bases += [at(1 << i, 0) for i in range(int(math.log2(rows)))]
-        bases += [at(0, 0, 1 << i) for i in range(int(math.log2(lead)))]
+        (call 168; in the forward kernel too, call 178)."""
+        if block < 32:
+            return gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
+        bases = [[0, 1], [0, 2], [0, 4]]
+        bases += [[1 << i, 0] for i in range(int(math.log2(rows)))]
         # Offsets past a view's rows within a plane hold none of its elements.
-        bases += [at(0, 0)] * (int(math.log2(plane_rows)) - int(math.log2(rows * lead)))
-        bases += [at(0, 8 << i) for i in range(int(math.log2(block // 8)))]
+        bases += [[0, 0]] * (int(math.log2(plane_rows)) - int(math.log2(rows)))
+        bases += [[0, 8 << i] for i in range(int(math.log2(block // 8)))]
         return gl.SharedLinearLayout(bases)
 
     @gluon.constexpr_function
@@ -147,14 +139,13 @@ if HAVE_GLUON:
     def copy_phases(x_units, x_ptr, n, oh0, live, ch, cok, H, W, pdh, pdw, sxn, sxh, sxw,
                     BUF: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
                     XNEED: gl.constexpr, XCOPY: gl.constexpr, NPH: gl.constexpr,
-                    STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr,
-                    PLANAR: gl.constexpr):
+                    STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr):
         """Start copying (cp.async, uncommitted) the stride-phase images of the item whose
         first output row is oh0 of image n into buffer BUF of ``x_units`` (16-byte units;
         phase images of XP positions): the first XCOPY positions of each, in
         ``copy_runs``, the first XNEED holding what the taps read; zeros past the input's
         edges, past XNEED and everywhere unless ``live``. ``ch`` / ``cok``: [1, BLOCK]
-        channels and their mask (layout LX); PLANAR: ``row_layout``'s."""
+        channels and their mask (layout LX)."""
         BLOCK: gl.constexpr = ch.shape[1]
         for ph in gl.static_range(STH * STW):
             # (The runs' bounds are written in place: a constexpr name cannot be
@@ -170,29 +161,28 @@ if HAVE_GLUON:
                 row = gl.expand_dims(n * sxn + ih * sxh + iw * sxw, 1)
                 cp.async_copy_global_to_shared(
                     x_units.index(((BUF * NPH + ph) * XP + copy_run(XCOPY, i, True))
-                                  * row_units(BLOCK, PLANAR))._reinterpret(
+                                  * row_units(BLOCK))._reinterpret(
                         x_units.dtype, [copy_run(XCOPY, i, False), BLOCK],
-                        row_layout(copy_run(XCOPY, i, False), BLOCK, 2 * NPH * XP, 1,
-                                   PLANAR)),
+                        row_layout(copy_run(XCOPY, i, False), BLOCK, 2 * NPH * XP)),
                     x_ptr + (row + ch), mask=gl.expand_dims(ok, 1) & cok)
 
     @gluon.constexpr_function
-    def tap_start(t, first, buf, s, wp, xp, nph, sth, stw, dlh, dlw, block, planar=32):
+    def tap_start(t, first, buf, s, wp, xp, nph, sth, stw, dlh, dlw, block):
         """The 16-byte unit of ``x_units`` (buffers of NPH phase images of XP rows) where
         filter tap t's rows for output positions first.. of the item in buffer buf
         start: its phase's first row plus the tap's flat shift."""
         phase = ((t // s) * dlh % sth) * stw + (t % s) * dlw % stw
         shift = ((t // s) * dlh // sth) * wp + (t % s) * dlw // stw
-        return ((buf * nph + phase) * xp + shift + first) * row_units(block, planar)
+        return ((buf * nph + phase) * xp + shift + first) * row_units(block)
 
     @gluon.jit
     def tap_rows(x_units, T: gl.constexpr, FIRST: gl.constexpr, LEN: gl.constexpr,
                  BUF: gl.constexpr, S: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
                  NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr,
                  DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
-                 SH: gl.constexpr, PLANAR: gl.constexpr):
+                 SH: gl.constexpr):
         """The LEN rows that filter tap T reads for output positions FIRST.. of the item in
         buffer BUF, as a [LEN, BLOCK] view (SH: its ``row_layout``) of ``x_units``."""
         return x_units.index(
-            tap_start(T, FIRST, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK, PLANAR)
+            tap_start(T, FIRST, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK)
         )._reinterpret(x_units.dtype, [LEN, BLOCK], SH)

@@ -5,8 +5,6 @@ part only) into dW or the split's workspace slice."""
 
 from __future__ import annotations
 
-from triton import constexpr_function
-
 from .base import Config
 from .common import cdiv
 from .gluon_common import HAVE_GLUON, pack_rejects
@@ -14,25 +12,14 @@ from .grad_common import GradFamily, GradGrid
 from .grad_packed import square_pack_gpt
 
 
-@constexpr_function
-def warp_split(num_warps: int, block: int) -> tuple[int, int]:
-    """(warps across a [block, block] tile's columns, in eights; warps across an item's
-    positions, each reducing its own sixteens into its own accumulators, which are added
-    once at the end)."""
-    cols = min(num_warps, block // 8)
-    return cols, num_warps // cols
-
-
 class GluonWgradFamily(GradFamily):
     """A Gluon grouped wgrad family: packs of GPT whole groups a [BLOCK_N, BLOCK_N] tile
     (block-diagonal), every tap's accumulator in one program, mma warps splitting the
-    tile's columns in eights (and, up to ``position_warps`` of them, an item's positions:
-    ``warp_split``), reduction split in a fixed order."""
+    tile's columns in eights, reduction split in a fixed order."""
 
     direction = "wgrad"
     dtypes = ("float16", "bfloat16")
     interpreted = False
-    position_warps = 1
 
     @staticmethod
     def gpt(geom, cfg: Config) -> int:
@@ -55,33 +42,14 @@ class GluonWgradFamily(GradFamily):
         if reason := (pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg, geom.kg)
                       or self.layout_rejects(geom, cfg)):
             return reason
-        if warp_split(cfg["num_warps"], cfg["BLOCK_N"])[1] > self.position_warps:
-            most = cfg["BLOCK_N"] // 8 * self.position_warps
-            return (f"num_warps={cfg['num_warps']} exceeds the {most} warps a "
-                    f"BLOCK_N={cfg['BLOCK_N']} tile holds")
+        if cfg["num_warps"] > cfg["BLOCK_N"] // 8:
+            return f"num_warps={cfg['num_warps']} exceeds BLOCK_N={cfg['BLOCK_N']} / 8"
         return super().hard_ok(geom, cfg, device)
 
 
 if HAVE_GLUON:
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
-
-    @gluon.constexpr_function
-    def tap_acc_layout(num_warps, block):
-        """The layout of a tap's accumulator: a [block, block] mma tile, or [lead, block,
-        block], one tile for each of ``warp_split``'s lead warps across positions."""
-        cols, lead = warp_split(num_warps, block)
-        if lead == 1:
-            return gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1, cols],
-                                             instr_shape=[16, 8])
-        return gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[lead, 1, cols],
-                                         instr_shape=[1, 16, 8])
-
-    @gluon.constexpr_function
-    def tap_acc_shape(num_warps, block):
-        """The shape ``tap_acc_layout`` lays out."""
-        lead = warp_split(num_warps, block)[1]
-        return [block, block] if lead == 1 else [lead, block, block]
 
     @gluon.jit
     def pack_channels(pack, pid_s, CTOT, KTOT, ITEMS, ITEMS_PER_SPLIT, CG: gl.constexpr,
@@ -90,7 +58,7 @@ if HAVE_GLUON:
                       MMA: gl.constexpr):
         """(input channels of pack ``pack`` of GPT groups and their mask, its output
         channels and theirs, in layout L_CH; the items [first, end) split ``pid_s``
-        reduces; R*S zero tap accumulators of ``tap_acc_shape`` in the MMA layout)."""
+        reduces; R*S zero [BLOCK, BLOCK] tap accumulators in the MMA layout)."""
         ch = gl.arange(0, BLOCK, layout=L_CH)
         c_glob = pack * (GPT * CG) + ch
         c_ok = (ch < GPT * CG) & (c_glob < CTOT)
@@ -100,7 +68,7 @@ if HAVE_GLUON:
         end = gl.minimum(first + ITEMS_PER_SPLIT, ITEMS)
         accs = ()
         for _t in gl.static_range(R * S):
-            accs = accs + (gl.zeros(tap_acc_shape(gl.num_warps(), BLOCK), gl.float32, MMA),)
+            accs = accs + (gl.zeros([BLOCK, BLOCK], gl.float32, MMA),)
         return c_glob, c_ok, k_glob, k_ok, first, end, accs
 
     @gluon.jit

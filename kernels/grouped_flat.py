@@ -59,7 +59,7 @@ if HAVE_GLUON:
         """Start copying an item's phase images into buffer BUF (one cp.async group)."""
         copy_phases(x_units, x_ptr, item // TILES_H, (item % TILES_H) * ROWS, item < end,
                     ch, cok, H, W, pdh, pdw, sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH,
-                    STH, STW, LX, 32)
+                    STH, STW, LX)
         cp.commit_group()
 
     @gluon.jit
@@ -72,7 +72,7 @@ if HAVE_GLUON:
         acc = gl.zeros([P, BLOCK], gl.float32, MMA)
         for t in gl.static_range(R * S):
             a = tap_rows(x_units, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
-                         XT, 32).load(A_L)
+                         XT).load(A_L)
             b = w_smem.index(t).permute((1, 0)).load(B_L)
             acc = mma_v2(a, b, acc)
         return acc

@@ -8,9 +8,7 @@ map's columns and the item's rows), so each filter tap's operand is one shifted 
 shared memory and an mma reduces 16 flat positions whatever the map's width. As in
 ``wgrad_grouped_halo``: a pack of whole groups a [BLOCK, BLOCK] tile (block-diagonal),
 two items an iteration double-buffered through cp.async, splits added in a fixed order
-(``wgrad_gemm.reduce_splits``): no atomics. Warps beyond the tile's columns
-(``gluon_wgrad.warp_split``) take an item's sixteens of positions in turn, each into its
-own accumulators (an mma batched over them), added across warps once at the end.
+(``wgrad_gemm.reduce_splits``): no atomics.
 
 Grid positions past the map's columns hold a zero dY but meet real input pixels (the next
 row's), so an Inf or NaN in X turns taps whose torch gradient is finite into NaN, as the
@@ -26,7 +24,7 @@ from .base import Config, GradCall
 from .common import cdiv
 from .flat_grid import FLAT_POSITIONS, flat_config_rejects, flat_consts, item_rejects
 from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, wgrad_operands
-from .gluon_wgrad import GluonWgradFamily, warp_split
+from .gluon_wgrad import GluonWgradFamily
 from .grad_common import GradGrid
 from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
@@ -38,19 +36,8 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import UNITS, copy_phases, row_layout, row_units, tap_start
-    from .gluon_wgrad import pack_channels, store_taps, tap_acc_layout, tap_acc_shape
-
-    @gluon.constexpr_function
-    def _operand_order(lead):
-        """The permutation that turns a view of positions x channels into the A operand
-        (channels x positions), behind ``lead`` warps' dimension when there is one."""
-        return (1, 0) if lead == 1 else (0, 2, 1)
-
-    @gluon.constexpr_function
-    def _summed(layout):
-        """The layout of a tap's accumulator once the position warps' tiles are added."""
-        return layout if len(layout.warps_per_cta) == 2 else gl.SliceLayout(0, layout)
+    from .flat_grid import UNITS, copy_phases, row_layout, row_units, tap_rows
+    from .gluon_wgrad import pack_channels, store_taps
 
     @gluon.jit
     def _issue(item, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
@@ -70,7 +57,7 @@ if HAVE_GLUON:
         copy_phases(x_units, x_ptr, n, oh0, live,
                     gl.expand_dims(gl.convert_layout(c_glob, L_CH), 0),
                     gl.expand_dims(gl.convert_layout(c_ok, L_CH), 0), H, W, pdh, pdw,
-                    sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX, 32)
+                    sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX)
         kg = gl.expand_dims(gl.convert_layout(k_glob, L_CH), 0)
         kok = gl.expand_dims(gl.convert_layout(k_ok, L_CH), 0)
         fy = gl.arange(0, P, layout=gl.SliceLayout(1, LX))
@@ -91,20 +78,15 @@ if HAVE_GLUON:
               STH: gl.constexpr,
               STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
               XT: gl.constexpr, YT: gl.constexpr, A_L: gl.constexpr, B_L: gl.constexpr):
-        """Every tap's dot over the item in buffer BUF, 16 flat positions at a time for
-        each warp across positions (dY's operand loaded once for all taps; XT, YT: the row
-        layouts of the views, [16, BLOCK] or [lead warps, 16, BLOCK])."""
-        SHAPE: gl.constexpr = tap_acc_shape(gl.num_warps(), BLOCK)
-        LEAD: gl.constexpr = 1 if len(SHAPE) == 2 else SHAPE[0]
-        VIEW: gl.constexpr = [16, BLOCK] if LEAD == 1 else [LEAD, 16, BLOCK]
-        for i in gl.static_range(P // (16 * LEAD)):
-            a = y_units.index((BUF * P + i * 16 * LEAD) * row_units(BLOCK))._reinterpret(
-                y_units.dtype, VIEW, YT).permute(_operand_order(LEAD)).load(A_L)
+        """Every tap's dot over the item in buffer BUF, 16 flat positions at a time (dY's
+        operand loaded once for all taps; XT, YT: the row layouts of [16, BLOCK] views)."""
+        for i in gl.static_range(P // 16):
+            a = y_units.index((BUF * P + i * 16) * row_units(BLOCK))._reinterpret(
+                y_units.dtype, [16, BLOCK], YT).permute((1, 0)).load(A_L)
             new = ()
             for t in gl.static_range(R * S):
-                b = x_units.index(
-                    tap_start(t, i * 16 * LEAD, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK)
-                )._reinterpret(x_units.dtype, VIEW, XT).load(B_L)
+                b = tap_rows(x_units, t, i * 16, 16, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW,
+                             BLOCK, XT).load(B_L)
                 new = new + (mma_v2(a, b, accs[t]),)
             accs = new
         return accs
@@ -126,9 +108,9 @@ if HAVE_GLUON:
         TC: gl.constexpr = BLOCK // 8
         LX: gl.constexpr = gl.BlockedLayout([1, 8], [32 // TC, TC], [NW, 1], [1, 0])
         L_CH: gl.constexpr = gl.SliceLayout(0, LX)
-        MMA: gl.constexpr = tap_acc_layout(NW, BLOCK)
-        SHAPE: gl.constexpr = tap_acc_shape(NW, BLOCK)
-        LEAD: gl.constexpr = 1 if len(SHAPE) == 2 else SHAPE[0]
+        MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
+                                                      warps_per_cta=[1, NW],
+                                                      instr_shape=[16, 8])
         A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
         B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
         pack = gl.program_id(0)
@@ -145,8 +127,8 @@ if HAVE_GLUON:
                                             row_layout(YR, BLOCK, YR))._reinterpret(
             dy_ptr.dtype.element_ty, [YR * BLOCK // 8, 8], UNITS)
         YL: gl.constexpr = row_layout(P, BLOCK, YR)
-        XT: gl.constexpr = row_layout(16, BLOCK, XR, LEAD)
-        YT: gl.constexpr = row_layout(16, BLOCK, YR, LEAD)
+        XT: gl.constexpr = row_layout(16, BLOCK, XR)
+        YT: gl.constexpr = row_layout(16, BLOCK, YR)
         c_glob, c_ok, k_glob, k_ok, first, end, accs = pack_channels(
             pack, pid_s, CTOT, KTOT, ITEMS, ITEMS_PER_SPLIT, CG, KG, GPT, BLOCK, R, S, L_CH,
             MMA)
@@ -168,23 +150,10 @@ if HAVE_GLUON:
                 # The next copies overwrite the buffer just read.
                 gl.thread_barrier()
         cp.wait_group(0)
-        if LEAD > 1:
-            # The position warps' tiles, added in a fixed order.
-            sums = ()
-            for t in gl.static_range(R * S):
-                sums = sums + (gl.sum(accs[t], axis=0),)
-            accs = sums
         store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
-                   sws, CG, KG, GPT, BLOCK, R, S, SPLIT, _summed(MMA))
+                   sws, CG, KG, GPT, BLOCK, R, S, SPLIT, MMA)
 
 
-
-
-# (BLOCK_N, num_warps): HALO_TILES, and 16-channel tiles with 2 or 4 warps across an
-# item's positions. Those beat the 2-warp tiles on 5 of 23 problems (up to 1.14x) and lost
-# elsewhere (0.91x and 0.84x at the best config of a problem); 8 warps beside a 32-channel
-# tile won none of 8 (0.71x) and left the space (call 175).
-FLAT_TILES = (*HALO_TILES, (16, 4), (16, 8))
 
 
 class WgradGroupedFlatFamily(GluonWgradFamily):
@@ -193,9 +162,8 @@ class WgradGroupedFlatFamily(GluonWgradFamily):
                "flattened on a zero-padded grid, the input copied once as stride-phase "
                "images, each tap one shifted slice, one mma a tap and 16 positions")
     fills_gpu = True
-    position_warps = 4
     configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, SPLIT_K=sk, num_warps=wp, num_stages=2)
-                    for sk in HALO_SPLITS for bn, wp in FLAT_TILES for pos in FLAT_POSITIONS)
+                    for sk in HALO_SPLITS for bn, wp in HALO_TILES for pos in FLAT_POSITIONS)
 
     def supports(self, geom) -> str | None:
         return (gluon_grouped_rejects(geom, MAX_HALO_TAPS, geom.c, geom.k)
@@ -212,9 +180,6 @@ class WgradGroupedFlatFamily(GluonWgradFamily):
         return 2 * (c["NPH"] * c["XP"] + c["P"]) * cfg["BLOCK_N"] * geom.elem_bytes
 
     def layout_rejects(self, geom, cfg: Config) -> str | None:
-        lead = warp_split(cfg["num_warps"], cfg["BLOCK_N"])[1]
-        if cfg["BLOCK_M"] % (16 * lead):
-            return f"BLOCK_M={cfg['BLOCK_M']} positions do not split into {lead} warps' sixteens"
         return item_rejects(geom, cfg["BLOCK_M"])
 
     def config_ok(self, geom, cfg, device) -> str | None:

@@ -15,7 +15,6 @@ from convdispatch.kernels.base import Config
 from convdispatch.kernels.device import INTERPRETER, KNOWN
 from convdispatch.kernels.flat_grid import copy_runs, flat_consts
 from convdispatch.kernels.geometry import ConvGeometry
-from convdispatch.kernels.gluon_wgrad import warp_split
 from convdispatch.kernels.grouped_flat import GroupedFlatFamily
 from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
 from helpers import GLUON_RULE_CASES, gluon_ptx_sm90, gluon_wgrad_ptx_sm90, run_without_interpreter
@@ -110,30 +109,23 @@ COMPILE_CASES = [
     (G(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2), pad=(0, 0, 2),
        dilation=(1, 2, 1)),
      Config(BLOCK_M=64, BLOCK_N=16, SPLIT_K=1, num_warps=2, num_stages=2)),
-    # four warps across positions (ResNeXt-50 layer2.0's 8-channel groups, stride 2)
-    (G(n=2, c=128, k=128, g=16, h=28, w=28, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
-     Config(BLOCK_M=128, BLOCK_N=16, SPLIT_K=8, num_warps=8, num_stages=2)),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(COMPILE_CASES)),
                          ids=["cg32-7x7-split", "cg32-s2", "cg4-56x56", "cg16-dilated-bf16",
-                              "cg8-s3x2", "cg8-s2-4x2warps"])
+                              "cg8-s3x2"])
 def test_kernel_compiles_for_sm90(case, tmp_path):
     """Per item, every tap reads 16 flat positions an mma (P / 16 of them, ldmatrix
-    operands; each warp across positions takes its own sixteens); copies are 16-byte
-    cp.async; shared memory is what the rule counts."""
+    operands); copies are 16-byte cp.async; shared memory is what the rule counts."""
     geom, cfg = COMPILE_CASES[case]
     assert FAM.runnable(geom, cfg, H100) is None
     ptx, shared = compile_sm90("wgrad", case, tmp_path)
     assert FAM.smem_bytes(geom, cfg) <= shared <= H100.smem_bytes
     bn = cfg["BLOCK_N"]
-    cols, lead = warp_split(cfg["num_warps"], bn)
-    assert (cols, lead) == ((bn // 8, cfg["num_warps"] // (bn // 8)) if case >= 5
-                            else (cfg["num_warps"], 1))
-    per_dot = (bn // 16) * (bn // 8 // cols)
+    per_dot = (bn // 16) * (bn // 8 // cfg["num_warps"])
     # two items an iteration
-    assert 2 * (cfg["BLOCK_M"] // (16 * lead)) * geom.r * geom.s * per_dot == len(
+    assert 2 * (cfg["BLOCK_M"] // 16) * geom.r * geom.s * per_dot == len(
         re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
     assert "ldmatrix" in ptx
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
@@ -149,7 +141,6 @@ def plane_layouts(ttgir: str) -> set[tuple[int, int]]:
         bases = [tuple(int(v) for v in b.split(","))
                  for b in re.findall(r"\[(-?\d+(?:, -?\d+)+)\]", text)]
         ch = next(i for i, v in enumerate(bases[0]) if v)  # the channels' coordinate
-        # rows: the row coordinate's and the position warps' (a [lead, rows, 32] view)
         rows = sum(1 for b in bases if any(v for i, v in enumerate(b) if i != ch))
         found.add((rows, next(i for i, b in enumerate(bases) if b[ch] == 8)))
     return found
