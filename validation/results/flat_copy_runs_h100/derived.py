@@ -1,0 +1,101 @@
+"""The tables of README.md from this folder's files and the committed sweeps (CPU).
+
+    python3 validation/results/flat_copy_runs_h100/derived.py > .../derived.md
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).parent
+SWEEPS = HERE.parents[2] / "data" / "sweeps" / "h100"
+FAMILY = {"train": "grouped_flat", "holdout": "grouped_flat", "bwd_dgrad": "dgrad_grouped_flat",
+          "bwd_wgrad": "wgrad_grouped_flat"}
+
+
+def gm(x) -> float:
+    return float(np.exp(np.log(np.asarray(x, dtype=float)).mean()))
+
+
+def read(path) -> pd.DataFrame:
+    d = pd.read_csv(path, low_memory=False)
+    return d[d.ok == 1]
+
+
+def best(d: pd.DataFrame) -> pd.Series:
+    return d.groupby("problem_id").latency_us.min()
+
+
+def versus(old: pd.DataFrame, new: pd.DataFrame) -> str:
+    """Per config (old / new latency) and per problem (best old / best new)."""
+    key = ["problem_id", "config"]
+    m = new.merge(old[key + ["latency_us"]], on=key, suffixes=("", "_old"))
+    per = m.latency_us_old / m.latency_us
+    bo, bn = best(old), best(new)
+    common = bo.index.intersection(bn.index)
+    r = bo[common] / bn[common]
+    return (f"| {len(m)} | {gm(per):.3f} | {len(common)} | {gm(r):.3f} | "
+            f"{r.min():.2f}-{r.max():.2f} | {int((r > 1).sum())} |")
+
+
+def main() -> None:
+    print("# Derived tables (flat_copy_runs_h100)\n")
+    print("Ratios are old latency / new (above 1: the change is faster). Best: a problem's "
+          "fastest config of the family.\n")
+    head = ("| change | configs | per config | problems | best of a problem | range | "
+            "problems faster |\n|---|---|---|---|---|---|---|")
+
+    print("## Warps across an item's positions (call 175, wgrad_grouped_flat)\n")
+    print(head)
+    before = read(HERE / "call176" / "bwd_wgrad_rows_whole_xp.csv.gz")
+    lead = read(HERE / "call175" / "wgrad_rows_position_warps.csv.gz")
+    for tile in ("BLOCK_N=16;SPLIT_K=\\d+;num_stages=2;num_warps=4",
+                 "BLOCK_N=16;SPLIT_K=\\d+;num_stages=2;num_warps=8",
+                 "BLOCK_N=32;SPLIT_K=\\d+;num_stages=2;num_warps=8"):
+        new = lead[lead.config.str.contains(tile)]
+        bo, bn = best(before), best(new)
+        common = bo.index.intersection(bn.index)
+        r = bo[common] / bn[common]
+        name = tile.replace(";SPLIT_K=\\d+;num_stages=2", "")
+        print(f"| {name}, against the 2- and 4-warp configs | {len(new)} | - | "
+              f"{len(common)} | {gm(r):.3f} | {r.min():.2f}-{r.max():.2f} | "
+              f"{int((r > 1).sum())} |")
+
+    print("\n## Copy runs: XCOPY positions against the whole XP (calls 176 against 157-175)\n")
+    print(head)
+    for f, fam in FAMILY.items():
+        old = read(HERE / "call176" / f"{f}_rows_whole_xp.csv.gz")
+        new = read(SWEEPS / f"{f}.csv")
+        print(f"| {f}: {fam} " + versus(old, new[new.family == fam]))
+
+    print("\n## Kernel variants of grouped_flat and its dgrad twin (call 178)\n")
+    v = pd.read_csv(HERE / "call178" / "variants.csv")
+    v = v[v.ok == 1]
+    v["layer"] = v.problem_id.str.split("/").str[1].str.replace(".conv2", "", regex=False)
+    p = v.pivot_table(index=["layer", "direction", "candidate"], columns="variant", values="us")
+    print("| variant | configs | per config (whole / variant) | best of a problem, each "
+          "layer and direction |\n|---|---|---|---|")
+    b = p.groupby(level=[0, 1]).min()
+    for var in ("planes", "hoist", "planes_hoist"):
+        per = (p.whole / p[var]).dropna()
+        bests = ", ".join(f"{lay} {d} {b.whole[(lay, d)] / b[var][(lay, d)]:.2f}"
+                          for lay, d in b.index)
+        print(f"| {var} | {len(per)} | {gm(per):.3f} | {bests} |")
+
+    print("\n## 32-wide packs in 16-wide diagonal halves (call 179)\n")
+    print("| sweep | new rows | problems | family's best / halves' best | range | problems "
+          "faster |\n|---|---|---|---|---|---|")
+    for f in ("train", "holdout", "bwd_dgrad"):
+        halves = read(HERE / "call179" / f"{f}_rows_halves.csv.gz")
+        cur = read(SWEEPS / f"{f}.csv")
+        fo, fn = best(cur[cur.family == FAMILY[f]]), best(halves)
+        r = fo[fn.index] / fn
+        print(f"| {f} | {len(halves)} | {len(r)} | {gm(r):.3f} | {r.min():.2f}-{r.max():.2f} "
+              f"| {int((r > 1).sum())} |")
+
+
+if __name__ == "__main__":
+    main()
