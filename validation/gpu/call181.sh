@@ -7,5 +7,5 @@ trap pack EXIT
 step bwd_grouped 150 python3 -m convdispatch.validation.bench_backward \
   --suite issue2 --chooser model --topk 2 --rep-ms 5 --directions dgrad,wgrad \
   --categories grouped --out "$RES/bwd_grouped"
-step issue6_bf16 $((560 - SECONDS)) python3 -m convdispatch.validation.bench_layers \
+step issue6_bf16 $((430 - SECONDS)) python3 -m convdispatch.validation.bench_layers \
   --suite issue6 --chooser model --rep-ms 5 --dtype bfloat16 --out "$RES/issue6_bf16"
