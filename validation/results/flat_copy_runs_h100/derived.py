@@ -97,5 +97,61 @@ def main() -> None:
               f"| {int((r > 1).sum())} |")
 
 
+PREV = HERE.parent / "planar_flat_h100"
+
+
+def bench(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path / "bench.csv")
+
+
+def benches() -> None:
+    """Calls 180-181 against the thirtieth session's calls 170, 171 and 173."""
+    print("\n## Benchmarks (calls 180-181; before: calls 170-171 and 173)\n")
+    print("| suite | category | layers | now | 170/171 | 173 | time now / 170-171: ours, cuDNN "
+          "|\n|---|---|---|---|---|---|---|")
+    runs = [("issue-2 one pass, overlapped", "call180/bwd_full", "call170/bwd_full",
+             "call173/bwd_full", "speedup_vs_cudnn"),
+            ("issue-2 one pass, in order", "call180/bwd_full", "call170/bwd_full",
+             "call173/bwd_full", "in_order_speedup_vs_cudnn"),
+            ("issue-6 fp16", "call180/issue6_fp16", "call170/issue6_fp16", None,
+             "speedup_vs_cudnn"),
+            ("issue-6 bf16", "call181/issue6_bf16", "call171/issue6_bf16", None,
+             "speedup_vs_cudnn")]
+    for name, now, before, b173, col in runs:
+        dn, db = bench(HERE / now), bench(PREV / before)
+        d3 = bench(PREV / b173) if b173 else None
+        ours = ("in_order_us" if col.startswith("in_order")
+                else "ours_us" if "ours_us" in dn else "call_us")
+        for cat in ("dense", "grouped", "depthwise"):
+            n = dn[dn.category == cat][col]
+            b = db[db.category == cat][col]
+            c = f"{gm(d3[d3.category == cat][col]):.3f}" if d3 is not None else "-"
+            m = dn[dn.category == cat].merge(db, on="problem_id", suffixes=("", "_b"))
+            print(f"| {name} | {cat} | {len(n)} | {gm(n):.3f} (min {n.min():.2f}) | "
+                  f"{gm(b):.3f} | {c} | {gm(m[ours] / m[ours + '_b']):.3f}, "
+                  f"{gm(m.cudnn_us / m.cudnn_us_b):.3f} |")
+    for name, now in (("issue-6 fp16", "call180/issue6_fp16"),
+                      ("issue-6 bf16", "call181/issue6_bf16")):
+        d = bench(HERE / now)
+        top = d.loc[d.tflops.idxmax()]
+        print(f"\n{name}: highest rate {top.tflops:.0f} TFLOP/s, {top.problem_id}")
+    print("\nGrouped layers, issue-2 one pass in order (us, ours / cuDNN, x cuDNN):\n")
+    print("| layer | dgrad & wgrad | now | call 170 |\n|---|---|---|---|")
+    dn, db = bench(HERE / "call180/bwd_full"), bench(PREV / "call170/bwd_full")
+    for _, r in dn[dn.category == "grouped"].iterrows():
+        o = db[db.problem_id == r.problem_id].iloc[0]
+        fams = " & ".join(c.split(":")[0] for c in r.chosen.split(" & "))
+        print(f"| {r.layer} | {fams} | {r.in_order_us:.1f} / {r.cudnn_us:.1f}, "
+              f"x{r.in_order_speedup_vs_cudnn:.2f} | {o.in_order_us:.1f} / {o.cudnn_us:.1f}, "
+              f"x{o.in_order_speedup_vs_cudnn:.2f} |")
+    print("\nGrouped gradients each alone (call 181 against 171):\n")
+    print("| direction | now | 171 | min now |\n|---|---|---|---|")
+    dn, db = bench(HERE / "call181/bwd_grouped"), bench(PREV / "call171/bwd_grouped")
+    for d in ("dgrad", "wgrad"):
+        n, b = dn[dn.direction == d].speedup_vs_cudnn, db[db.direction == d].speedup_vs_cudnn
+        print(f"| {d} | {gm(n):.3f} | {gm(b):.3f} | {n.min():.2f} |")
+
+
 if __name__ == "__main__":
     main()
+    benches()
