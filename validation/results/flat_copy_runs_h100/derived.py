@@ -152,6 +152,23 @@ def benches() -> None:
         print(f"| {d} | {gm(n):.3f} | {gm(b):.3f} | {n.min():.2f} |")
 
 
+def reduce_pass() -> None:
+    """Call 182: the grouped wgrad choices with and without their split reduction."""
+    d = pd.read_csv(HERE / "call182" / "reduce.csv")
+    print("\n## The split reduction pass of the grouped wgrad choices (call 182)\n")
+    print("| layer | split | whole us | without the reduction | its share | x cuDNN whole | "
+          "x cuDNN without |\n|---|---|---|---|---|---|---|")
+    for _, r in d.iterrows():
+        split = r.chosen.split("SPLIT_K=")[1].split(";")[0]
+        print(f"| {r.problem_id.split('/')[1]} | {split} | {r.whole_us:.1f} | "
+              f"{r.without_reduce_us:.1f} | {r.reduce_share:.0%} | "
+              f"{r.cudnn_us / r.whole_us:.2f} | {r.cudnn_us / r.without_reduce_us:.2f} |")
+    print(f"\nGeomean x cuDNN: {gm(d.cudnn_us / d.whole_us):.3f} whole, "
+          f"{gm(d.cudnn_us / d.without_reduce_us):.3f} without the reduction (a bound on "
+          "what a fused reduction could reach).")
+
+
 if __name__ == "__main__":
     main()
     benches()
+    reduce_pass()
