@@ -274,20 +274,32 @@ def test_flat_layout_reproduces_the_weight_gradient(geom, positions):
 
 @pytest.mark.parametrize("family", [FAM, FWD])
 def test_copies_cover_every_row_a_tap_reads(family):
-    """XCOPY positions of a phase image are copied, in power-of-two runs of at least
-    COPY_RUN, within the XP allocated, and no fewer than the XNEED that hold input, on
-    every config the family offers for the sweep's grouped problems."""
+    """Every tap's P positions (from its flat shift) lie within the XCOPY positions of its
+    phase image that are copied, in power-of-two runs of at least COPY_RUN covering
+    exactly [0, XCOPY), within the XP allocated and no fewer than the XNEED that hold
+    input, on every config the family offers: the sweep's grouped shapes, and strides,
+    dilations and filters where the shifts differ by phase."""
     from convdispatch.kernels.flat_grid import COPY_RUN
 
     geoms = [G(n=2, c=c, k=c, g=g, h=h, w=h, r=3, s=3, stride=(1, st, st), pad=(0, 1, 1))
              for c, g in ((128, 32), (256, 32), (1024, 32), (64, 8)) for h in (7, 14, 28, 56)
              for st in (1, 2)]
+    geoms += [G(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2), pad=(0, 0, 2),
+                dilation=(1, 2, 1)),
+              G(n=2, c=64, k=64, g=4, h=15, w=19, r=3, s=2, pad=(0, 2, 1), dilation=(1, 2, 3)),
+              G(n=2, c=64, k=64, g=8, h=20, w=31, r=1, s=3, stride=(1, 1, 2), pad=(0, 0, 1))]
     seen = 0
     for geom in geoms:
+        _, sth, stw = geom.stride
+        _, dlh, dlw = geom.dilation
         for cand in family.candidates(geom, H100):
             c = flat_consts(geom, cand.config["BLOCK_M"])
+            reach = max((r * dlh // sth) * c["WP"] + s * dlw // stw + c["P"]
+                        for r in range(geom.r) for s in range(geom.s))
+            assert reach <= c["XCOPY"] < reach + COPY_RUN
             runs = copy_runs(c["XCOPY"])
             assert [f for f, _ in runs] == [sum(n for _, n in runs[:i]) for i in range(len(runs))]
+            assert sum(n for _, n in runs) == c["XCOPY"]
             assert all(n >= COPY_RUN and n & (n - 1) == 0 for _, n in runs)
             assert c["XNEED"] <= c["XCOPY"] <= c["XP"]
             seen += c["XCOPY"] < c["XP"]
