@@ -166,15 +166,6 @@ if HAVE_GLUON:
                         row_layout(copy_run(XCOPY, i, False), BLOCK, 2 * NPH * XP)),
                     x_ptr + (row + ch), mask=gl.expand_dims(ok, 1) & cok)
 
-    @gluon.constexpr_function
-    def tap_start(t, first, buf, s, wp, xp, nph, sth, stw, dlh, dlw, block):
-        """The 16-byte unit of ``x_units`` (buffers of NPH phase images of XP rows) where
-        filter tap t's rows for output positions first.. of the item in buffer buf
-        start: its phase's first row plus the tap's flat shift."""
-        phase = ((t // s) * dlh % sth) * stw + (t % s) * dlw % stw
-        shift = ((t // s) * dlh // sth) * wp + (t % s) * dlw // stw
-        return ((buf * nph + phase) * xp + shift + first) * row_units(block)
-
     @gluon.jit
     def tap_rows(x_units, T: gl.constexpr, FIRST: gl.constexpr, LEN: gl.constexpr,
                  BUF: gl.constexpr, S: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
@@ -183,6 +174,9 @@ if HAVE_GLUON:
                  SH: gl.constexpr):
         """The LEN rows that filter tap T reads for output positions FIRST.. of the item in
         buffer BUF, as a [LEN, BLOCK] view (SH: its ``row_layout``) of ``x_units``."""
+        # The phase and the shift are written into the index: assigned to a local name,
+        # a constant becomes a tensor.
         return x_units.index(
-            tap_start(T, FIRST, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK)
+            ((BUF * NPH + ((T // S) * DLH % STH) * STW + (T % S) * DLW % STW) * XP
+             + ((T // S) * DLH // STH) * WP + (T % S) * DLW // STW + FIRST) * row_units(BLOCK)
         )._reinterpret(x_units.dtype, [LEN, BLOCK], SH)

@@ -138,10 +138,10 @@ def plane_layouts(ttgir: str) -> set[tuple[int, int]]:
     (r, 3 + p) (``flat_grid.row_layout``; a permuted view swaps the coordinates)."""
     found = set()
     for text in re.findall(r"#ttg\.shared_linear<\{offset = (\[\[.*?\]\])\}", ttgir):
-        bases = [tuple(int(v) for v in b.split(","))
-                 for b in re.findall(r"\[(-?\d+(?:, -?\d+)+)\]", text)]
-        ch = next(i for i, v in enumerate(bases[0]) if v)  # the channels' coordinate
-        rows = sum(1 for b in bases if any(v for i, v in enumerate(b) if i != ch))
+        bases = [tuple(int(v) for v in b.split(",")) for b in re.findall(r"\[(-?\d+, -?\d+)\]",
+                                                                        text)]
+        ch = 0 if bases[0] == (1, 0) else 1  # the coordinate of the channels within 8
+        rows = sum(1 for b in bases if b[1 - ch])
         found.add((rows, next(i for i, b in enumerate(bases) if b[ch] == 8)))
     return found
 
@@ -151,22 +151,21 @@ def plane_layouts(ttgir: str) -> set[tuple[int, int]]:
                          ids=["wgrad-cg32-7x7", "wgrad-cg32-s2", "fwd-cg32-7x7", "fwd-cg32-s2"])
 def test_planes_name_their_buffers(kind, case, tmp_path):
     """32-channel rows lie in planes: every view of the phase images (the copies' runs,
-    the wgrad taps' [16, 32] and the forward taps' [P, 32]) has the
-    phase buffer's plane stride, every view of dY (wgrad: the copy's [P, 32], the
-    taps' [16, 32]) dY's buffer's, and nothing else appears. (A view with
-    its own rows as the stride compiles, and reads the wrong rows.)"""
+    the wgrad taps' [16, 32] and the forward taps' [P, 32]) has the phase buffer's plane
+    stride, every view of dY (wgrad: the copy's [P, 32], the taps' [16, 32]) dY's
+    buffer's, and nothing else appears. (A view with its own rows as the stride compiles,
+    and reads the wrong rows.)"""
     geom, cfg = (COMPILE_CASES if kind == "wgrad" else FORWARD_CASES)[case][:2]
     assert cfg["BLOCK_N"] == 32
     compile_sm90(kind, case, tmp_path)
     c = flat_consts(geom, cfg["BLOCK_M"])
     xr, yr = 2 * c["NPH"] * c["XP"], 2 * c["P"]
-    tap = 16
     runs = [n for _, n in copy_runs(c["XCOPY"])]
-    lg = {n: n.bit_length() - 1 for n in (xr, yr, c["P"], tap, *runs)}
+    lg = {n: n.bit_length() - 1 for n in (xr, yr, c["P"], 16, *runs)}
     want = {(lg[xr], 3 + lg[xr])} | {(lg[n], 3 + lg[xr]) for n in runs}
     if kind == "wgrad":
-        want |= {(lg[tap], 3 + lg[xr]), (lg[yr], 3 + lg[yr]), (lg[c["P"]], 3 + lg[yr]),
-                 (lg[tap], 3 + lg[yr])}
+        want |= {(lg[16], 3 + lg[xr]), (lg[yr], 3 + lg[yr]), (lg[c["P"]], 3 + lg[yr]),
+                 (lg[16], 3 + lg[yr])}
     else:
         want |= {(lg[c["P"]], 3 + lg[xr])}
     assert plane_layouts((tmp_path / "kernel.ptx.ttgir").read_text()) == want
