@@ -52,6 +52,14 @@ if HAVE_GLUON:
     from triton.experimental.gluon import language as gl
 
     @gluon.jit
+    def release_reduction(SPLIT: gl.constexpr, NEXT: gl.constexpr):
+        """With a split and NEXT (``dependent``), let the reduction pass, launched as this
+        kernel's dependent, be scheduled once every program has started."""
+        if SPLIT and NEXT:
+            gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [],
+                                      dtype=gl.int32, is_pure=False, pack=1)
+
+    @gluon.jit
     def pack_channels(pack, pid_s, CTOT, KTOT, ITEMS, ITEMS_PER_SPLIT, CG: gl.constexpr,
                       KG: gl.constexpr, GPT: gl.constexpr, BLOCK: gl.constexpr,
                       R: gl.constexpr, S: gl.constexpr, L_CH: gl.constexpr,

@@ -12,6 +12,7 @@ import triton.language as tl
 
 from .base import Config, ConvCall, KernelFamily, next_pow2, prev_pow2
 from .common import REDUCE_PROGRAMS, cdiv, needs_int64, out_args, split_rows, store_tile
+from .dependent import dependent_args, wait_for_prior
 from .implicit_gemm import gemm_smem, k_iters, launch_igemm, make_configs, tiles_fit
 from .launcher import launch_kernel, workspace
 
@@ -23,7 +24,9 @@ def splitk_reduce_kernel(
     M, KTOT, OD, OH, OW,
     SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr, INT64: tl.constexpr,
+    PRIOR: tl.constexpr,
 ):
+    wait_for_prior(PRIOR)  # launched as the dependent of the kernel that wrote ws
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_k = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     m_mask = offs_m < M
@@ -107,7 +110,7 @@ def launch_split_reduce(call: ConvCall, ws, split: int) -> None:
         ws, *out_args(call), g.gemm_m, g.k, *g.out_spatial,
         SPLIT_K=split, BLOCK_M=bm, BLOCK_N=bn, ACT=call.activation,
         HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
-        INT64=needs_int64(call), num_warps=warps,
+        INT64=needs_int64(call), num_warps=warps, **dependent_args(call.out.device),
     )
 
 

@@ -26,6 +26,7 @@ from .common import (
     tile_ids,
     upcast_dot,
 )
+from .dependent import dependent_args, wait_for_prior
 from .grad_common import GradFamily, GradGrid, grad_acc
 from .implicit_gemm import gemm_smem, make_configs
 from .launcher import launch_kernel, workspace
@@ -109,10 +110,12 @@ def wgrad_kernel(
 @triton.jit(do_not_specialize=["SPLIT"])
 def wgrad_reduce_kernel(ws_ptr, dw_ptr, TOTAL, KC, CG, R, S, SPLIT,
                         swk, swc, swt, swr, sws, BLOCK: tl.constexpr, SLICES: tl.constexpr,
-                        ACC: tl.constexpr):
+                        ACC: tl.constexpr, PRIOR: tl.constexpr):
     """dW = sum of the SPLIT workspace slices ([SPLIT, taps, K, C/G]): SLICES slices of
     BLOCK elements a step, summed over the slices once at the end. The layout fixes the
-    order of additions, so the result does not depend on scheduling."""
+    order of additions, so the result does not depend on scheduling. PRIOR: launched as
+    the dependent of the kernel that wrote the slices (``dependent``)."""
+    wait_for_prior(PRIOR)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < TOTAL
     rows = tl.arange(0, SLICES)
@@ -153,7 +156,8 @@ def reduce_splits(call: GradCall, ws, split: int) -> None:
     block, slices, warps = reduce_tile(total, split)
     launch_kernel(wgrad_reduce_kernel, (cdiv(total, block),),
                   ws, call.out, total, g.k * g.cg, g.cg, g.r, g.s, split, *strides5(call.out),
-                  BLOCK=block, SLICES=slices, ACC=grad_acc(call), num_warps=warps)
+                  BLOCK=block, SLICES=slices, ACC=grad_acc(call), num_warps=warps,
+                  **dependent_args(call.out.device))
 
 
 def split_steps(k_steps, split):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from .base import Config, GradCall
 from .common import cdiv
+from .dependent import dependent_ok
 from .flat_grid import FLAT_POSITIONS, flat_config_rejects, flat_consts, item_rejects
 from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, wgrad_operands
 from .gluon_wgrad import GluonWgradFamily
@@ -30,6 +31,10 @@ from .launcher import launch_kernel
 from .wgrad_gemm import split_ok, split_slices
 from .wgrad_grouped_halo import HALO_SPLITS, HALO_TILES, MAX_HALO_TAPS
 
+# Whether a split launch lets its reduction pass be scheduled from the start (a switch for
+# measuring what that brings over letting it start as the programs end).
+RELEASE_EARLY = True
+
 if HAVE_GLUON:
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
@@ -37,7 +42,7 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
     from .flat_grid import UNITS, copy_phases, row_layout, row_units, tap_rows
-    from .gluon_wgrad import pack_channels, store_taps
+    from .gluon_wgrad import pack_channels, release_reduction, store_taps
 
     @gluon.jit
     def _issue(item, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
@@ -102,7 +107,9 @@ if HAVE_GLUON:
         BLOCK: gl.constexpr,
         STH: gl.constexpr,
         STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr, SPLIT: gl.constexpr,
+        NEXT: gl.constexpr,
     ):
+        release_reduction(SPLIT, NEXT)
         NW: gl.constexpr = gl.num_warps()
         # Copies: runs of 8 channels of a position (16 bytes), positions across threads.
         TC: gl.constexpr = BLOCK // 8
@@ -202,4 +209,5 @@ class WgradGroupedFlatFamily(GluonWgradFamily):
                 tiles.k_steps, per_split, g.k * g.cg * g.r * g.s, *strides,
                 CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), R=g.r, S=g.s, BLOCK=bn,
                 STH=g.stride[1], STW=g.stride[2], DLH=g.dilation[1], DLW=g.dilation[2],
-                SPLIT=split > 1, num_warps=cfg["num_warps"], **c)
+                SPLIT=split > 1, NEXT=dependent_ok(call.out.device) and RELEASE_EARLY,
+                num_warps=cfg["num_warps"], **c)

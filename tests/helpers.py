@@ -138,7 +138,7 @@ src = ASTSource(k, sig, constexprs={(k.arg_names.index(a),): v for a, v in const
 compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
 asm = compiled.asm
 dots = re.findall(r"ttng[.]warp_group_dot %[^:]*: ([^*]*)[*] ([^-]*)->", asm["ttgir"])
-memory = re.findall(r"\\b(ld[.]global|st[.]global)", asm["ptx"])
+memory = re.findall(r"\\b(ld[.]global|st[.]global|griddepcontrol[.][a-z_]+)", asm["ptx"])
 print(json.dumps({
     "tma": sorted({r + "d." + d for r, d in
                    re.findall(r"cp[.]async[.]bulk[.]tensor[.](\\d)d[.]([a-z]+)", asm["ptx"])}),
@@ -165,7 +165,8 @@ def sm90_compile(module: str, kernel: str, constexprs: dict, boxes: dict,
     'global': shared->global stores), whether it issues wgmma, whether every wgmma
     reads both operands from shared memory (not through registers), whether it issues
     cp.async copies, its global loads and stores in program order ('ld.global' /
-    'st.global') and the shared memory it allocates. ``boxes`` gives the fp16 block
+    'st.global', with any 'griddepcontrol.wait' / '.launch_dependents') and the shared
+    memory it allocates. ``boxes`` gives the fp16 block
     shape of each tensor-descriptor argument; a constexpr written "tl.float32" is that
     dtype. Pointers, and the integers named in ``divisible``, are taken as multiples of
     16, as a launch on aligned tensors specializes them."""

@@ -34,7 +34,7 @@ def ptx_sm90(geom: ConvGeometry, cfg: Config) -> tuple[str, int]:
     cons = dict(CG=geom.cg, KG=geom.kg, GPT=FAM.gpt(geom, cfg), R=geom.r, S=geom.s,
                 BLOCK=cfg["BLOCK_N"], STH=geom.stride[1], STW=geom.stride[2],
                 DLH=geom.dilation[1], DLW=geom.dilation[2], SPLIT=cfg["SPLIT_K"] > 1,
-                **flat_consts(geom, cfg["BLOCK_M"]))
+                NEXT=True, **flat_consts(geom, cfg["BLOCK_M"]))
     return gluon_wgrad_ptx_sm90(k, geom.dtype, cons, cfg["num_warps"])
 
 
@@ -130,6 +130,10 @@ def test_kernel_compiles_for_sm90(case, tmp_path):
     assert "ldmatrix" in ptx
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
     assert sizes == {"0x10"}, sizes
+    # A split launch lets its reduction pass be scheduled from its start (``dependent``).
+    split = cfg["SPLIT_K"] > 1
+    assert ptx.count("griddepcontrol.launch_dependents") == split
+    assert not split or ptx.index("griddepcontrol") < ptx.index("cp.async")
 
 
 def plane_layouts(ttgir: str) -> set[tuple[int, int]]:

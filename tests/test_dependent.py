@@ -1,0 +1,51 @@
+"""Programmatic dependent launch (``kernels.dependent``): when launches ask for it, and
+that the reduction passes wait for the kernel before them before touching memory (sm_90
+compiles, no GPU needed; tests/test_gpu_dependent.py runs them)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from convdispatch.kernels import dependent
+from convdispatch.kernels.device import KNOWN
+from helpers import sm90_compile
+
+
+def test_plain_launches_off_hopper(monkeypatch):
+    """The interpreter, a CPU tensor, an sm_80 GPU and the switch turned off all launch
+    the usual way; an sm_90 GPU launches the reduction as a dependent."""
+    assert dependent.dependent_args("cpu") == {"PRIOR": False}
+    monkeypatch.setattr(dependent, "interpreter_enabled", lambda: False)
+    monkeypatch.setattr(dependent, "spec_of", lambda d: KNOWN["h100"])
+    assert dependent.dependent_args(torch.device("cuda", 0)) == {"PRIOR": True,
+                                                                 "launch_pdl": True}
+    monkeypatch.setattr(dependent, "DEPENDENT_LAUNCH", False)
+    assert dependent.dependent_args("cuda") == {"PRIOR": False}
+    monkeypatch.setattr(dependent, "DEPENDENT_LAUNCH", True)
+    monkeypatch.setattr(dependent, "spec_of", lambda d: KNOWN["a100"])
+    assert dependent.dependent_args("cuda") == {"PRIOR": False}
+    monkeypatch.setattr(dependent, "interpreter_enabled", lambda: True)
+    monkeypatch.setattr(dependent, "spec_of", lambda d: KNOWN["h100"])
+    assert not dependent.dependent_ok("cuda")
+
+
+REDUCE_KERNELS = {
+    "wgrad_gemm.wgrad_reduce_kernel": dict(BLOCK=256, SLICES=8, ACC="tl.float32"),
+    "splitk.splitk_reduce_kernel": dict(SPLIT_K=4, BLOCK_M=32, BLOCK_N=64, ACT=1,
+                                        HAS_BIAS=True, HAS_RES=True, INT64=False),
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(REDUCE_KERNELS))
+@pytest.mark.parametrize("prior", [True, False])
+def test_reduction_waits_before_any_global_access(kernel, prior):
+    module, name = kernel.split(".")
+    got = sm90_compile(f"convdispatch.kernels.{module}", name,
+                       dict(REDUCE_KERNELS[kernel], PRIOR=prior), {}, num_warps=4,
+                       num_stages=1)
+    order = got["global_memory_order"]
+    assert "ld.global" in order and "st.global" in order, order
+    if prior:
+        assert order[0] == "griddepcontrol.wait" and order.count("griddepcontrol.wait") == 1
+    else:
+        assert not any(op.startswith("griddepcontrol") for op in order), order
