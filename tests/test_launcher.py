@@ -82,3 +82,44 @@ def test_fast_replay_declines(why):
     step = launcher.Step(_toy, (1,), args, kwargs)
     step.compiled = None if why == "interpreted" else _Compiled()
     assert launcher._FastLaunch.of(step, step.args) is None
+
+
+def test_plans_take_fresh_arrival_counters(monkeypatch):
+    """A launch's arrival counters are recorded as scratch of their own kind: a replayed
+    plan takes new ones from ``arrivals`` (not uninitialised memory); none are taken
+    inside ``branches``, whose groups would share the forking stream's."""
+    taken = []
+
+    def zeros(device, n):
+        taken.append(n)
+        return torch.zeros(n, dtype=torch.int32)
+
+    class Kernel:
+        def __init__(self):
+            self.got = []
+
+        def __getitem__(self, grid):
+            return lambda *a, **kw: self.got.append(a)
+
+    monkeypatch.setattr(launcher, "arrival_counters", zeros)
+    k = Kernel()
+    with launcher.Recorder() as rec:
+        cnt = launcher.counters(5, "cpu")
+        launcher.launch_kernel(k, (1,), cnt, 3)
+    plan = launcher.Plan(rec, {})
+    (s,) = plan.scratch
+    assert s.counters and s.shape == (5,) and s.dtype == torch.int32
+    assert plan.run({}, "cpu")
+    assert taken == [5, 5] and k.got[1][0] is not cnt and k.got[1][0].shape == (5,)
+    with launcher.branches(torch.device("cpu"), 2) as (g0, _):
+        with g0, pytest.raises(RuntimeError, match="branches"):
+            launcher.counters(5, "cpu")
+
+
+def test_arrival_counters_refuse_bad_requests():
+    from convdispatch.kernels.arrivals import arrival_counters
+
+    with pytest.raises(RuntimeError, match="CUDA"):
+        arrival_counters("cpu", 4)
+    with pytest.raises(ValueError, match="at least one"):
+        arrival_counters("cuda", 0)
