@@ -57,7 +57,8 @@ def test_fused_split_reduction(case):
     plan = run(fused, record=True)
     assert plan is not None and any(s.counters for s in plan.scratch)
     assert float((fused.double() - ref).norm() / ref.norm()) < 1e-2
-    assert float((fused.double() - passed.double()).norm() / ref.norm()) < 1e-5
+    # The same sums in another order: float16 roundings of a few elements differ.
+    assert float((fused.double() - passed.double()).norm() / ref.norm()) < 1e-4
     for _ in range(3):
         again = fresh()
         run(again)
