@@ -80,10 +80,13 @@ if HAVE_GLUON:
         return c_glob, c_ok, k_glob, k_ok, first, end, accs
 
     @gluon.jit
-    def pack_outputs(pack, CTOT, KTOT, CG: gl.constexpr, KG: gl.constexpr,
-                     GPT: gl.constexpr, BLOCK: gl.constexpr, MMA: gl.constexpr):
-        """(output channels, input channels within their group, and the mask of the
-        block-diagonal part that is dW) of a pack's [BLOCK, BLOCK] tile in the MMA layout."""
+    def store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
+                   sws, CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr,
+                   BLOCK: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+                   SPLIT: gl.constexpr, MMA: gl.constexpr):
+        """Each tap's [BLOCK, BLOCK] accumulator of a pack of GPT groups (``accs``, in the
+        MMA layout), its block-diagonal part only, into dW or the split's float32 slice of
+        the workspace [SPLIT_K slices, R*S, K, C/G] (as in wgrad_gemm)."""
         offs_k = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, MMA))
         offs_c = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
         k_glob = pack * (GPT * KG) + offs_k
@@ -92,17 +95,7 @@ if HAVE_GLUON:
         mask = (gl.expand_dims((offs_k < GPT * KG) & (k_glob < KTOT), 1)
                 & gl.expand_dims((offs_c < GPT * CG) & (c_glob < CTOT), 0)
                 & (gl.expand_dims(offs_k // KG, 1) == gl.expand_dims(offs_c // CG, 0)))
-        return k_glob, offs_c % CG, mask
-
-    @gluon.jit
-    def store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
-                   sws, CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr,
-                   BLOCK: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
-                   SPLIT: gl.constexpr, MMA: gl.constexpr):
-        """Each tap's [BLOCK, BLOCK] accumulator of a pack of GPT groups (``accs``, in the
-        MMA layout), its block-diagonal part only, into dW or the split's float32 slice of
-        the workspace [SPLIT_K slices, R*S, K, C/G] (as in wgrad_gemm)."""
-        k_glob, c_loc, mask = pack_outputs(pack, CTOT, KTOT, CG, KG, GPT, BLOCK, MMA)
+        c_loc = offs_c % CG
         for t in gl.static_range(R * S):
             if not SPLIT:
                 off = (gl.expand_dims(k_glob * swk, 1) + gl.expand_dims(c_loc * swc, 0)
@@ -112,37 +105,3 @@ if HAVE_GLUON:
                 off = (gl.expand_dims(k_glob * CG, 1)
                        + gl.expand_dims(t * (KTOT * CG) + c_loc, 0))
                 gl.store(ws_ptr + pid_s.to(gl.int64) * WS_STRIDE + off, accs[t], mask=mask)
-
-    @gluon.jit
-    def add_slices_if_last(pack, dw_ptr, ws_ptr, cnt_ptr, CTOT, KTOT, WS_STRIDE, swk, swc,
-                           swr, sws, CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr,
-                           BLOCK: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
-                           MMA: gl.constexpr):
-        """After ``store_taps`` wrote this program's slice: the last of the pack's split
-        programs to arrive (its counter in ``cnt_ptr``, zero at launch) adds the pack's
-        slices into dW in slice order, whichever arrived last, and sets the counter back
-        to zero. Each thread reads the elements it wrote itself in its own slice."""
-        gl.thread_barrier()  # every warp's slice stored before the arrival is counted
-        # acq_rel at GPU scope: this program's stores are visible to the program that
-        # sees the last count, and the last one sees every other program's.
-        arrived = gl.atomic_add(cnt_ptr + pack, 1, sem="acq_rel", scope="gpu")
-        slices = gl.num_programs(1)
-        if arrived == slices - 1:
-            k_glob, c_loc, mask = pack_outputs(pack, CTOT, KTOT, CG, KG, GPT, BLOCK, MMA)
-            sums = ()
-            for _t in gl.static_range(R * S):
-                sums = sums + (gl.zeros([BLOCK, BLOCK], gl.float32, MMA),)
-            for sl in range(0, slices):
-                new = ()
-                for t in gl.static_range(R * S):
-                    off = (gl.expand_dims(k_glob * CG, 1)
-                           + gl.expand_dims(t * (KTOT * CG) + c_loc, 0))
-                    part = gl.load(ws_ptr + sl.to(gl.int64) * WS_STRIDE + off, mask=mask,
-                                   other=0.0, cache_modifier=".cg")
-                    new = new + (sums[t] + part,)
-                sums = new
-            for t in gl.static_range(R * S):
-                off = (gl.expand_dims(k_glob * swk, 1) + gl.expand_dims(c_loc * swc, 0)
-                       + (t // S) * swr + (t % S) * sws)
-                gl.store(dw_ptr + off, sums[t].to(dw_ptr.dtype.element_ty), mask=mask)
-            gl.atomic_xchg(cnt_ptr + pack, 0, sem="relaxed", scope="gpu")

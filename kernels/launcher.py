@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .arrivals import arrival_counters
 from .device import interpreter_enabled
 
 # Triton's CPU interpreter patches module globals while a kernel runs, so two
@@ -51,7 +50,6 @@ class Scratch:
     shape: tuple
     dtype: torch.dtype
     strides: tuple | None = None
-    counters: bool = False  # arrival counters (``arrivals``), not uninitialised memory
 
 
 # Whether plans record launches that take TMA descriptors (a switch for measuring what
@@ -322,23 +320,6 @@ def workspace(shape: tuple, device, dtype=torch.float32,
     return t
 
 
-def counters(n: int, device) -> torch.Tensor:
-    """Arrival counters of one launch (``arrivals.arrival_counters``): zero at its start,
-    left zero by it; a replayed plan takes its own the same way. Not inside ``branches``:
-    a plan takes its counters before it forks, from the forking stream's buffer, which
-    two groups at once would share."""
-    if _branch.get() is not None:
-        raise RuntimeError("arrival counters are taken on the launching stream, not inside "
-                           "launcher.branches")
-    t = arrival_counters(device, n)
-    rec = _recorder.get()
-    if rec is not None:
-        name = f"scratch{len(rec.scratch)}"
-        rec.scratch.append(Scratch(name, (n,), torch.int32, counters=True))
-        rec._scratch_tensors[name] = t
-    return t
-
-
 def _empty(shape: tuple, strides: tuple | None, device, dtype) -> torch.Tensor:
     if strides is None:
         return torch.empty(shape, device=device, dtype=dtype)
@@ -377,8 +358,7 @@ class Plan:
         a TMA descriptor cannot be made over this call's tensors (an unaligned address):
         the caller then takes the checked path, whose family picks its pointer kernel."""
         for s in self.scratch:
-            tensors[s.name] = (arrival_counters(device, s.shape[0]) if s.counters
-                               else _empty(s.shape, s.strides, device, s.dtype))
+            tensors[s.name] = _empty(s.shape, s.strides, device, s.dtype)
         steps = self.steps
         bound = []
         for step in steps:

@@ -169,18 +169,17 @@ def split_steps(k_steps, split):
 
 
 @contextmanager
-def split_slices(call: GradCall, split: int, k_steps: int, reduce: bool = True):
+def split_slices(call: GradCall, split: int, k_steps: int):
     """(reduction steps one slice walks, where the partial dWs go, slices to launch) for
     a wgrad launch split ``split`` ways: a float32 workspace whose slices are added into
-    dW in a fixed order when the launch returns (``reduce_splits``; not with ``reduce``
-    false, where the kernel adds them itself), or dW itself when not split. Slices that
-    would get no steps are not launched (a short reduction split many ways), so the
-    launch grid takes the third value, not ``split``."""
+    dW in a fixed order when the launch returns (``reduce_splits``), or dW itself when not
+    split. Slices that would get no steps are not launched (a short reduction split many
+    ways), so the launch grid takes the third value, not ``split``."""
     per_split, slices = split_steps(k_steps, split)
     slices = max(slices, 1)
     ws = split_workspace(call, slices) if split > 1 else call.out
     yield per_split, ws, slices
-    if split > 1 and reduce:
+    if split > 1:
         reduce_splits(call, ws, slices)
 
 

@@ -27,17 +27,13 @@ from .flat_grid import FLAT_POSITIONS, flat_config_rejects, flat_consts, item_re
 from .gluon_common import HAVE_GLUON, gluon_grouped_rejects, wgrad_operands
 from .gluon_wgrad import GluonWgradFamily
 from .grad_common import GradGrid
-from .launcher import counters, launch_kernel
-from .wgrad_gemm import split_ok, split_slices, split_steps
+from .launcher import launch_kernel
+from .wgrad_gemm import split_ok, split_slices
 from .wgrad_grouped_halo import HALO_SPLITS, HALO_TILES, MAX_HALO_TAPS
 
 # Whether a split launch lets its reduction pass be scheduled from the start (a switch for
 # measuring what that brings over letting it start as the programs end).
 RELEASE_EARLY = True
-# Splits of up to this many slices add them in the kernel (the last program of a pack to
-# finish), with no reduction pass; more, and that program's serial reads would cost more
-# than the pass (0: always the pass).
-FUSED_SLICES = 8
 
 if HAVE_GLUON:
     from triton.experimental import gluon
@@ -46,7 +42,7 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
     from .flat_grid import UNITS, copy_phases, row_layout, row_units, tap_rows
-    from .gluon_wgrad import add_slices_if_last, pack_channels, release_reduction, store_taps
+    from .gluon_wgrad import pack_channels, release_reduction, store_taps
 
     @gluon.jit
     def _issue(item, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
@@ -102,7 +98,7 @@ if HAVE_GLUON:
 
     @gluon.jit
     def wgrad_grouped_flat_kernel(
-        dy_ptr, x_ptr, dw_ptr, ws_ptr, cnt_ptr,
+        dy_ptr, x_ptr, dw_ptr, ws_ptr,
         CTOT, KTOT, H, W, OH, OW, pdh, pdw, TILES_H, ITEMS, ITEMS_PER_SPLIT, WS_STRIDE,
         syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws,
         CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
@@ -111,7 +107,7 @@ if HAVE_GLUON:
         BLOCK: gl.constexpr,
         STH: gl.constexpr,
         STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr, SPLIT: gl.constexpr,
-        FUSED: gl.constexpr, NEXT: gl.constexpr,
+        NEXT: gl.constexpr,
     ):
         release_reduction(SPLIT, NEXT)
         NW: gl.constexpr = gl.num_warps()
@@ -163,9 +159,6 @@ if HAVE_GLUON:
         cp.wait_group(0)
         store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
                    sws, CG, KG, GPT, BLOCK, R, S, SPLIT, MMA)
-        if FUSED:
-            add_slices_if_last(pack, dw_ptr, ws_ptr, cnt_ptr, CTOT, KTOT, WS_STRIDE, swk, swc,
-                               swr, sws, CG, KG, GPT, BLOCK, R, S, MMA)
 
 
 
@@ -208,16 +201,13 @@ class WgradGroupedFlatFamily(GluonWgradFamily):
         tiles = self.grid(g, cfg)
         _, oh, ow = g.out_spatial
         dy, x, strides = wgrad_operands(call)
-        fused = split > 1 and split_steps(tiles.k_steps, split)[1] <= FUSED_SLICES
-        with split_slices(call, split, tiles.k_steps, reduce=not fused) as (per_split, ws,
-                                                                             slices):
+        with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
             launch_kernel(
                 wgrad_grouped_flat_kernel, (tiles.mult, slices),
-                dy, x, call.out, ws, counters(tiles.mult, dy.device) if fused else ws,
+                dy, x, call.out, ws,
                 g.c, g.k, g.h, g.w, oh, ow, g.pad[1], g.pad[2], cdiv(oh, c["ROWS"]),
                 tiles.k_steps, per_split, g.k * g.cg * g.r * g.s, *strides,
                 CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), R=g.r, S=g.s, BLOCK=bn,
                 STH=g.stride[1], STW=g.stride[2], DLH=g.dilation[1], DLW=g.dilation[2],
-                SPLIT=split > 1, FUSED=fused,
-                NEXT=split > 1 and not fused and dependent_ok(dy.device) and RELEASE_EARLY,
+                SPLIT=split > 1, NEXT=dependent_ok(call.out.device) and RELEASE_EARLY,
                 num_warps=cfg["num_warps"], **c)

@@ -239,7 +239,7 @@ def gluon_wgrad_ptx_sm90(kernel, dtype: str, constexprs: dict, num_warps: int) -
     """``gluon_ptx_sm90`` of a Gluon wgrad kernel: dY, X and dW pointers of ``dtype``, the
     float32 workspace, aligned strides and channel counts."""
     el = {"float16": "*fp16", "bfloat16": "*bf16"}[dtype]
-    pointers = {"dy_ptr": el, "x_ptr": el, "dw_ptr": el, "ws_ptr": "*fp32", "cnt_ptr": "*i32"}
+    pointers = {"dy_ptr": el, "x_ptr": el, "dw_ptr": el, "ws_ptr": "*fp32"}
     aligned = (*pointers, "syn", "syh", "syw", "sxn", "sxh", "sxw", "swk", "CTOT", "KTOT",
                "WS_STRIDE")
     return gluon_ptx_sm90(kernel, pointers, constexprs, aligned, num_warps)

@@ -34,7 +34,7 @@ def ptx_sm90(geom: ConvGeometry, cfg: Config) -> tuple[str, int]:
     cons = dict(CG=geom.cg, KG=geom.kg, GPT=FAM.gpt(geom, cfg), R=geom.r, S=geom.s,
                 BLOCK=cfg["BLOCK_N"], STH=geom.stride[1], STW=geom.stride[2],
                 DLH=geom.dilation[1], DLW=geom.dilation[2], SPLIT=cfg["SPLIT_K"] > 1,
-                FUSED=False, NEXT=True, **flat_consts(geom, cfg["BLOCK_M"]))
+                NEXT=True, **flat_consts(geom, cfg["BLOCK_M"]))
     return gluon_wgrad_ptx_sm90(k, geom.dtype, cons, cfg["num_warps"])
 
 
@@ -453,41 +453,3 @@ def test_dgrad_twin_keeps_offsets_32_bit():
 
     big = G(n=64, c=256, k=256, g=16, h=400, w=400, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))
     assert "32-bit" in registry.family("dgrad_grouped_flat").rejects(big)
-
-
-@pytest.mark.parametrize("split,fused", [(4, True), (8, True), (16, False), (1, False)])
-def test_short_splits_add_their_slices_in_the_kernel(split, fused, monkeypatch):
-    """A split of up to FUSED_SLICES slices passes FUSED and a counter a pack (from
-    ``launcher.counters``) and launches no reduction pass; a longer one launches the pass,
-    and an unsplit launch neither."""
-    from convdispatch.dispatcher.launch import empty_grad, launch_grad
-    from convdispatch.kernels import wgrad_gemm, wgrad_grouped_flat
-
-    calls, taken = [], []
-
-    def counters(n, device):
-        taken.append(n)
-        return torch.zeros(n, dtype=torch.int32)
-
-    for mod in (wgrad_grouped_flat, wgrad_gemm):
-        monkeypatch.setattr(mod, "launch_kernel", lambda k, grid, *a, **kw: calls.append(
-            (k, grid, a, kw)))
-    monkeypatch.setattr(wgrad_grouped_flat, "counters", counters)
-    geom = G(n=32, c=128, k=128, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
-    cand = next(c for c in FAM.candidates(geom, H100)
-                if c.config["SPLIT_K"] == split and c.config["BLOCK_M"] == 64)
-    fmt = torch.channels_last
-    x = torch.randn(32, 128, 28, 28, dtype=torch.float16).to(memory_format=fmt)
-    w = torch.randn(128, 4, 3, 3, dtype=torch.float16).to(memory_format=fmt)
-    dy = torch.randn(32, 128, 28, 28, dtype=torch.float16).to(memory_format=fmt)
-    launch_grad(cand, geom, dy, x=x, w=w, out=empty_grad("wgrad", x, w))
-    (k, grid, args, kw), *rest = calls
-    packs = FAM.grid(geom, cand.config).mult
-    assert grid == (packs, split) and kw["FUSED"] is fused and kw["SPLIT"] is (split > 1)
-    assert not kw["NEXT"]  # a CPU tensor: no dependent launch
-    cnt = dict(zip(k.arg_names, args))["cnt_ptr"]
-    if fused:
-        assert taken == [packs] and cnt.dtype == torch.int32 and not rest
-    else:
-        assert not taken and len(rest) == (split > 1)
-    assert fused == (1 < split <= wgrad_grouped_flat.FUSED_SLICES)
