@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call 188 (and 189, with the const_idx variant) (2026-11-27, thirty-second session): the floor of a split wgrad's
+# Device call 188 (2026-11-27, thirty-second session): the floor of a split wgrad's
 # reduction pass (probe_reduce_floor.py): the pass as it is, a lean sum in workspace order,
 # a dependent kernel that only waits, and none, on call 183's wgrad choices (call 187's
 # timelines: the pass ends 3.3-5.0 us after its main kernel).
