@@ -146,6 +146,7 @@ print(json.dumps({
     "smem_operands": bool(dots) and all("memdesc" in a and "memdesc" in b for a, b in dots),
     "cp_async": "cp.async.cg" in asm["ptx"] or "cp.async.ca" in asm["ptx"],
     "global_memory_order": memory,
+    "integer_divisions": len(re.findall(r"\\b(?:div|rem)[.][su](?:32|64)\\b", asm["ptx"])),
     "shared_bytes": compiled.metadata.shared,
 }))
 """
@@ -165,11 +166,12 @@ def sm90_compile(module: str, kernel: str, constexprs: dict, boxes: dict,
     'global': shared->global stores), whether it issues wgmma, whether every wgmma
     reads both operands from shared memory (not through registers), whether it issues
     cp.async copies, its global loads and stores in program order ('ld.global' /
-    'st.global', with any 'griddepcontrol.wait' / '.launch_dependents') and the shared
-    memory it allocates. ``boxes`` gives the fp16 block
-    shape of each tensor-descriptor argument; a constexpr written "tl.float32" is that
-    dtype. Pointers, and the integers named in ``divisible``, are taken as multiples of
-    16, as a launch on aligned tensors specializes them."""
+    'st.global', with any 'griddepcontrol.wait' / '.launch_dependents'), its integer
+    divisions and remainders by run-time values, and the shared memory it allocates.
+    ``boxes`` gives the fp16 block shape of each tensor-descriptor argument; a constexpr
+    written "tl.float32" is that dtype. Pointers, and the integers named in
+    ``divisible``, are taken as multiples of 16, as a launch on aligned tensors
+    specializes them."""
     import json
 
     opts = {"num_warps": num_warps, "num_stages": num_stages, "divisible": list(divisible)}

@@ -30,7 +30,8 @@ def test_plain_launches_off_hopper(monkeypatch):
 
 
 REDUCE_KERNELS = {
-    "wgrad_gemm.wgrad_reduce_kernel": dict(BLOCK=256, SLICES=8, ACC="tl.float32"),
+    "wgrad_gemm.wgrad_reduce_kernel": dict(KC=512, CG=16, R=3, S=3, BLOCK=256, SLICES=8,
+                                           ACC="tl.float32"),
     "splitk.splitk_reduce_kernel": dict(SPLIT_K=4, BLOCK_M=32, BLOCK_N=64, ACT=1,
                                         HAS_BIAS=True, HAS_RES=True, INT64=False),
 }
@@ -49,3 +50,16 @@ def test_reduction_waits_before_any_global_access(kernel, prior):
         assert order[0] == "griddepcontrol.wait" and order.count("griddepcontrol.wait") == 1
     else:
         assert not any(op.startswith("griddepcontrol") for op in order), order
+
+
+def test_wgrad_reduction_divides_by_constants():
+    """The wgrad reduction's index arithmetic divides by compile-time constants (multiply
+    and shift): run-time divisions took up to 2 us of a pass (call 189)."""
+    got = sm90_compile("convdispatch.kernels.wgrad_gemm", "wgrad_reduce_kernel",
+                       dict(REDUCE_KERNELS["wgrad_gemm.wgrad_reduce_kernel"], PRIOR=True), {},
+                       num_warps=4, num_stages=1)
+    assert got["integer_divisions"] == 0
+    split = sm90_compile("convdispatch.kernels.splitk", "splitk_reduce_kernel",
+                         dict(REDUCE_KERNELS["splitk.splitk_reduce_kernel"], PRIOR=True), {},
+                         num_warps=4, num_stages=1)
+    assert split["integer_divisions"] > 0  # the check sees run-time divisions
