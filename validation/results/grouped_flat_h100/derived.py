@@ -34,15 +34,15 @@ def forward_suite() -> None:
           "42a376052f30)\n")
     print("| dtype | category | layers | call 139 | now | min now |")
     print("|---|---|---|---|---|---|")
-    for dtype, new in (("fp16", HERE / "call162/issue6_fp16/bench.csv"),
-                       ("bf16", HERE / "call163/issue6_bf16/bench.csv")):
-        old, now = bench(C139 / f"issue6_{dtype}/bench.csv"), bench(new)
+    for dtype, new in (("fp16", HERE / "call162/issue6_fp16/bench.csv.gz"),
+                       ("bf16", HERE / "call163/issue6_bf16/bench.csv.gz")):
+        old, now = bench(C139 / f"issue6_{dtype}/bench.csv.gz"), bench(new)
         for cat in CATS:
             o, n = old[old.category == cat], now[now.category == cat]
             print(f"| {dtype} | {cat} | {len(n)} | {gmean(o.speedup_vs_cudnn):.3f} | "
                   f"{gmean(n.speedup_vs_cudnn):.3f} | {n.speedup_vs_cudnn.min():.2f} |")
-    for dtype, new in (("fp16", HERE / "call162/issue6_fp16/bench.csv"),
-                       ("bf16", HERE / "call163/issue6_bf16/bench.csv")):
+    for dtype, new in (("fp16", HERE / "call162/issue6_fp16/bench.csv.gz"),
+                       ("bf16", HERE / "call163/issue6_bf16/bench.csv.gz")):
         now = bench(new)
         top = now.loc[now.tflops.idxmax()]
         flat = now[now.chosen.str.startswith("grouped_flat")]

@@ -95,13 +95,19 @@ def sweeps() -> None:
                 rows(HERE / f"{sweep}_rows32_unplanar.csv.gz"))
 
 
+def bench_csv(folder: Path) -> Path:
+    """A run's bench.csv, or its gzipped copy (older issue-6 runs are kept gzipped)."""
+    plain = folder / "bench.csv"
+    return plain if plain.exists() else folder / "bench.csv.gz"
+
+
 def forward_suite() -> None:
     print("\n## Issue-6 forward suite (calls 162-163 -> 170-171)\n")
     print("| dtype | category | layers | before | now | min now |")
     print("|---|---|---|---|---|---|")
     for dtype, old, new in (("fp16", "call162/issue6_fp16", "call170/issue6_fp16"),
                             ("bf16", "call163/issue6_bf16", "call171/issue6_bf16")):
-        o, n = pd.read_csv(BEFORE / old / "bench.csv"), pd.read_csv(HERE / new / "bench.csv")
+        o, n = pd.read_csv(bench_csv(BEFORE / old)), pd.read_csv(bench_csv(HERE / new))
         for cat in CATS:
             oc, nc = o[o.category == cat], n[n.category == cat]
             print(f"| {dtype} | {cat} | {len(nc)} | {gmean(oc.speedup_vs_cudnn):.3f} | "
@@ -200,8 +206,8 @@ def changed_choices() -> None:
             ("issue-2 one pass, in order", "call162/bwd_full", "call170/bwd_full",
              "in_order_us"))
     for name, old, new, col in runs:
-        m = pd.read_csv(HERE / new / "bench.csv").merge(
-            pd.read_csv(BEFORE / old / "bench.csv"), on="problem_id", suffixes=("", "_o"))
+        m = pd.read_csv(bench_csv(HERE / new)).merge(
+            pd.read_csv(bench_csv(BEFORE / old)), on="problem_id", suffixes=("", "_o"))
         for cat in CATS:
             x = m[m.category == cat]
             ch = x.chosen != x.chosen_o
