@@ -3,6 +3,8 @@
 # reduction pass (probe_reduce_floor.py): the pass as it is, a lean sum in workspace order,
 # a dependent kernel that only waits, and none, on call 183's wgrad choices (call 187's
 # timelines: the pass ends 3.3-5.0 us after its main kernel).
+# (The probe's const_idx variant became the shipped pass after this call; the probe with it
+# is at commit e241e2f.)
 source validation/gpu/env.sh
 rm -rf "$RES" && mkdir -p "$RES"
 envinfo | tee "$RES/env.txt"

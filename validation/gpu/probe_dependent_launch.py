@@ -19,12 +19,10 @@ import sys
 from contextlib import contextmanager
 
 import torch
-from convdispatch.data.problems import problem_by_id
-from convdispatch.dispatcher.launch import empty_grad, launch, launch_grad, run_candidate
 from convdispatch.kernels import dependent, wgrad_grouped_flat
 from convdispatch.kernels.base import Candidate
-from convdispatch.validation.bench_layers import bench_graph, make_tensors
-from convdispatch.validation.inputs import make_grad_output
+from convdispatch.validation.bench_layers import bench_graph
+from probe_split_reduce import runner  # this folder: the scripts run from it
 
 REP_MS = 5
 VARIANTS = {"plain": (False, False), "dependent": (True, False), "released": (True, True)}
@@ -61,25 +59,6 @@ def split_rows(path: str, direction: str | None) -> list[dict]:
             out.append(dict(problem_id=r["problem_id"], direction=d, chosen=part,
                             cudnn_us=r["cudnn_us"]))
     return out
-
-
-def runner(row: dict, seed: int):
-    """(a call of the row's candidate into one output tensor, that tensor)."""
-    p, cand = problem_by_id(row["problem_id"]), Candidate.parse(row["chosen"])
-    g = p.geom
-    x, w, b = make_tensors(g, "cuda", seed)
-    if row["direction"] == "forward":
-        out = run_candidate(cand, x, w, b, g)
-
-        def run():
-            launch(cand, x, w, b, g, out)
-    else:
-        dy = make_grad_output(g, "cuda", seed)
-        out = empty_grad(row["direction"], x, w)
-
-        def run():
-            launch_grad(cand, g, dy, x=x, w=w, out=out)
-    return run, out
 
 
 def measure(row: dict, seed: int) -> dict:

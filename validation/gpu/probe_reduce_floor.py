@@ -3,12 +3,15 @@ replays of the chosen candidate with its pass replaced.
 
     python3 validation/gpu/probe_reduce_floor.py BWD_BENCH.csv OUT.csv PROBLEM_ID...
 
-Variants of the pass (``wgrad_gemm.reduce_splits``): ``current``; ``const_idx`` (the same
-kernel with the index arithmetic's divisors compile-time constants); ``flat_sum`` (the same
+Variants of the pass (``wgrad_gemm.reduce_splits``): ``current``; ``flat_sum`` (the same
 slices summed into a float16 scratch in workspace order: coalesced, no index arithmetic;
 the dW it leaves is wrong, only the time counts); ``wait_only`` (a dependent kernel that
 waits for the main kernel and stores one value: the floor of any pass); ``none`` (no
 pass). Timed in the order of VARIANTS and back; each variant's lower median counts.
+
+Call 189's ``const_idx`` column is today's ``current`` (the pass's divisors made constants
+after it); its ``current`` column, the pass with run-time divisors, is at commit 513ad22.
+That probe, with both, is at commit e241e2f.
 """
 
 from __future__ import annotations
@@ -24,14 +27,14 @@ from convdispatch.data.problems import problem_by_id
 from convdispatch.dispatcher.launch import empty_grad, launch_grad
 from convdispatch.kernels import wgrad_depthwise_span, wgrad_gemm
 from convdispatch.kernels.base import Candidate
-from convdispatch.kernels.common import cdiv, strides5
+from convdispatch.kernels.common import cdiv
 from convdispatch.kernels.dependent import dependent_args, wait_for_prior
 from convdispatch.kernels.launcher import launch_kernel
 from convdispatch.validation.bench_layers import bench_graph, make_tensors
 from convdispatch.validation.inputs import make_grad_output
 
 REP_MS = 5
-VARIANTS = ("current", "const_idx", "flat_sum", "wait_only", "none")
+VARIANTS = ("current", "flat_sum", "wait_only", "none")
 
 
 @triton.jit
@@ -47,31 +50,6 @@ def flat_sum_kernel(ws_ptr, out_ptr, TOTAL, SPLIT, BLOCK: tl.constexpr,
         acc += tl.load(ws_ptr + sl.to(tl.int64)[:, None] * TOTAL + offs[None, :],
                        mask=(sl < SPLIT)[:, None] & mask[None, :], other=0.0)
     tl.store(out_ptr + offs, tl.sum(acc, axis=0).to(out_ptr.dtype.element_ty), mask=mask)
-
-
-@triton.jit
-def const_idx_kernel(ws_ptr, dw_ptr, TOTAL, SPLIT, swk, swc, swt, swr, sws,
-                     KC: tl.constexpr, CG: tl.constexpr, R: tl.constexpr, S: tl.constexpr,
-                     BLOCK: tl.constexpr, SLICES: tl.constexpr, PRIOR: tl.constexpr):
-    wait_for_prior(PRIOR)
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < TOTAL
-    rows = tl.arange(0, SLICES)
-    acc = tl.zeros((SLICES, BLOCK), dtype=tl.float32)
-    for i in range(0, SPLIT, SLICES):
-        sl = i + rows
-        acc += tl.load(ws_ptr + sl.to(tl.int64)[:, None] * TOTAL + offs[None, :],
-                       mask=(sl < SPLIT)[:, None] & mask[None, :], other=0.0)
-    total = tl.sum(acc, axis=0)
-    tap = offs // KC
-    kc = offs % KC
-    c = kc % CG
-    k = kc // CG
-    ks = tap % S
-    kr = (tap // S) % R
-    kt = tap // (S * R)
-    tl.store(dw_ptr + k * swk + c * swc + kt * swt + kr * swr + ks * sws,
-             total.to(dw_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -93,15 +71,6 @@ def flat_sum(call, ws, split: int) -> None:
                   **dependent_args(ws.device))
 
 
-def const_idx(call, ws, split: int) -> None:
-    g = call.geom
-    total = ws.shape[1]
-    block, slices, warps = wgrad_gemm.reduce_tile(total, split)
-    launch_kernel(const_idx_kernel, (cdiv(total, block),), ws, call.out, total, split,
-                  *strides5(call.out), KC=g.k * g.cg, CG=g.cg, R=g.r, S=g.s, BLOCK=block,
-                  SLICES=slices, num_warps=warps, **dependent_args(ws.device))
-
-
 def wait_only(call, ws, split: int) -> None:
     out = SCRATCH.setdefault("one", torch.empty(1, dtype=torch.float32, device=ws.device))
     launch_kernel(wait_only_kernel, (1,), out, num_warps=1, **dependent_args(ws.device))
@@ -110,7 +79,7 @@ def wait_only(call, ws, split: int) -> None:
 @contextmanager
 def pass_as(name: str):
     was = wgrad_gemm.reduce_splits
-    fn = {"current": was, "const_idx": const_idx, "flat_sum": flat_sum, "wait_only": wait_only,
+    fn = {"current": was, "flat_sum": flat_sum, "wait_only": wait_only,
           "none": lambda *a: None}[name]
     wgrad_gemm.reduce_splits = wgrad_depthwise_span.reduce_splits = fn
     try:

@@ -54,8 +54,8 @@ def split_rows(path: str, direction: str | None) -> list[dict]:
     return out
 
 
-def closures(row: dict, seed: int):
-    """(whole launch, launch without its reduction) of the row's chosen candidate."""
+def runner(row: dict, seed: int):
+    """(a call of the row's chosen candidate into one output tensor, that tensor)."""
     p, cand = problem_by_id(row["problem_id"]), Candidate.parse(row["chosen"])
     g = p.geom
     x, w, b = make_tensors(g, "cuda", seed)
@@ -70,6 +70,12 @@ def closures(row: dict, seed: int):
 
         def run():
             launch_grad(cand, g, dy, x=x, w=w, out=out)
+    return run, out
+
+
+def closures(row: dict, seed: int):
+    """(whole launch, launch without its reduction) of the row's chosen candidate."""
+    run, _ = runner(row, seed)
 
     def without_reduce():
         with reduce_left_out():
