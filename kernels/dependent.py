@@ -44,13 +44,3 @@ def wait_for_prior(PRIOR: tl.constexpr):
     if PRIOR:
         tl.inline_asm_elementwise("griddepcontrol.wait; // $0", "=r", [], dtype=tl.int32,
                                   is_pure=False, pack=1)
-
-
-@triton.jit
-def release_dependents(ON: tl.constexpr):
-    """With ON, let the kernel launched after this one as its dependent be scheduled as
-    soon as every program of this one has passed here (it still waits for this one to
-    finish before it reads anything)."""
-    if ON:
-        tl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [],
-                                  dtype=tl.int32, is_pure=False, pack=1)

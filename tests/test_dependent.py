@@ -54,7 +54,16 @@ def test_reduction_waits_before_any_global_access(kernel, prior):
 
 def test_wgrad_reduction_divides_by_constants():
     """The wgrad reduction's index arithmetic divides by compile-time constants (multiply
-    and shift): run-time divisions took up to 2 us of a pass (call 189)."""
+    and shift): run-time divisions took up to 2 us of a pass (call 189). The divisors are
+    declared constexpr (the compile helper would make any named argument one)."""
+    import inspect
+
+    from convdispatch.kernels.wgrad_gemm import wgrad_reduce_kernel
+
+    fn = getattr(wgrad_reduce_kernel, "fn", wgrad_reduce_kernel)  # interpreted or not
+    declared = {name for name, p in inspect.signature(fn).parameters.items()
+                if "constexpr" in str(p.annotation)}
+    assert {"KC", "CG", "R", "S"} <= declared
     got = sm90_compile("convdispatch.kernels.wgrad_gemm", "wgrad_reduce_kernel",
                        dict(REDUCE_KERNELS["wgrad_gemm.wgrad_reduce_kernel"], PRIOR=True), {},
                        num_warps=4, num_stages=1)

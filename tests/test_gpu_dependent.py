@@ -57,7 +57,10 @@ def test_dependent_reduction_is_bitwise_the_same(family):
     eager = fresh()
     plan = run(eager, record=True)
     assert plan is not None
+    # The reduction pass, never the call's first kernel, waits for the one before it.
+    assert not plan.steps[0].kwargs.get("launch_pdl")
     assert any(s.kwargs.get("launch_pdl") for s in plan.steps)
+    assert all(s.kwargs.get("PRIOR") for s in plan.steps if s.kwargs.get("launch_pdl"))
     replayed = fresh()
     tensors = ({"x": x, "w": w, "out": replayed, "bias": b, "residual": None}
                if direction == "forward" else {"dy": dy, "x": x, "w": w, "out": replayed})
