@@ -4,10 +4,10 @@ A kernel that reads what the kernel before it in the same call wrote (a split's
 reduction pass) is launched as that kernel's programmatic dependent: its programs may be
 scheduled before the previous kernel ends, and wait in ``griddepcontrol.wait`` until that
 kernel has finished and its writes are visible. That hides part of the gap between the
-two launches (0.2-2.3% of a split launch's time on the H100: validation/results/
-split_reduction_h100/, call 183). The kernel before it may let it be scheduled from its
-own start (``gluon_wgrad.release_reduction``). The first kernel of a call is launched as
-usual, so a call never overlaps the work before it.
+two launches (0-2.3% of a split launch's time by family on the H100, geomean:
+validation/results/split_reduction_h100/, call 183). The kernel before it may let it be
+scheduled from its own start (``gluon_wgrad.release_reduction``). The first kernel of a
+call is launched as usual, so a call never overlaps the work before it.
 """
 
 from __future__ import annotations
