@@ -2,7 +2,7 @@
 ``convolution_backward`` asked for both gradients against ours in order, under
 ``torch.profiler`` (CUPTI kernel records).
 
-    python3 validation/gpu/probe_trace.py OUT.csv PROBLEM_ID...
+    python3 validation/gpu/probe_trace.py [--overlapped] OUT.csv PROBLEM_ID...
 
 For each problem and side, five replays after a warm-up; per replay the kernels in start
 order with their start (from the first kernel's), duration and the gap after the kernel
@@ -22,6 +22,9 @@ from convdispatch.validation.inputs import make_grad_output
 from convdispatch.validation.timing import graph_of
 
 REPLAYS = 5
+# With --overlapped first: ours as a CUDA graph captures it by default (dX and dW at once
+# on side streams where ``autograd.pair_overlaps`` lets them), not in order.
+OVERLAPPED = False
 
 
 def timeline(replay) -> list[list[tuple[str, float, float]]]:
@@ -52,6 +55,9 @@ def timeline(replay) -> list[list[tuple[str, float, float]]]:
 
 
 def main(argv: list[str]) -> int:
+    global OVERLAPPED
+    if argv[:1] == ["--overlapped"]:
+        OVERLAPPED, argv = True, argv[1:]
     if len(argv) < 2:
         print(__doc__)
         return 2
@@ -63,11 +69,13 @@ def main(argv: list[str]) -> int:
             g = problem_by_id(pid).geom
             x, w, _ = make_tensors(g, "cuda", i)
             dy = make_grad_output(g, "cuda", i)
-            autograd.OVERLAP = "never"
             args = (g, dy, x, w)
             sides = {"cudnn": lambda a=args: autograd.torch_grads(*a),
                      "ours_in_order": lambda a=args: autograd.gradients(*a)}
+            if OVERLAPPED:
+                sides["ours_overlapped"] = sides.pop("ours_in_order")
             for side, fn in sides.items():
+                autograd.OVERLAP = "graphs" if side == "ours_overlapped" else "never"
                 fn()
                 torch.cuda.synchronize()
                 runs = timeline(graph_of(fn))
