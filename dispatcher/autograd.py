@@ -121,6 +121,12 @@ class _ConvFn(torch.autograd.Function):
 OVERLAP = "graphs"
 
 
+# Whether overlapped gradients launch dW's kernels before dX's (a switch for measuring
+# what the order brings: a one-wave wgrad launched after a strided dgrad's phase kernels
+# started only once they had the SMs, call 194).
+WGRAD_FIRST = False
+
+
 def _overlap(device: torch.device) -> bool:
     if OVERLAP == "graphs":
         return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
@@ -160,11 +166,11 @@ def gradients(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor, w: torch.Te
                 gradient(geom, "wgrad", dy, x, w) if need_w else None)
     # Made on the current stream, so the caching allocator frees them after its later use.
     dx, dw = empty_grad("dgrad", x, w), empty_grad("wgrad", x, w)
-    with concurrently(dy.device, 2) as (on_dx, on_dw):
-        with on_dx:
-            gradient(geom, "dgrad", dy, x, w, out=dx)
-        with on_dw:
-            gradient(geom, "wgrad", dy, x, w, out=dw)
+    launches = [(0, "dgrad", dx), (1, "wgrad", dw)]
+    with concurrently(dy.device, 2) as streams:
+        for i, direction, out in launches[::-1] if WGRAD_FIRST else launches:
+            with streams[i]:
+                gradient(geom, direction, dy, x, w, out=out)
     return dx, dw
 
 
