@@ -121,10 +121,10 @@ class _ConvFn(torch.autograd.Function):
 OVERLAP = "graphs"
 
 
-# Whether overlapped gradients launch dW's kernels before dX's (a switch for measuring
-# what the order brings: a one-wave wgrad launched after a strided dgrad's phase kernels
-# started only once they had the SMs, call 194).
-WGRAD_FIRST = False
+# Whether overlapped gradients launch dW's kernels before dX's: None lets the chosen wgrad
+# family decide (``overlap_first``); True or False force an order (a switch for measuring
+# what the order brings).
+WGRAD_FIRST: bool | None = None
 
 
 def _overlap(device: torch.device) -> bool:
@@ -136,18 +136,33 @@ def _overlap(device: torch.device) -> bool:
     return OVERLAP == "always"
 
 
+def _pair_families(geom: ConvGeometry, dev) -> list | None:
+    """The families chosen for dX and dW on ``dev`` (a DeviceSpec), None where a direction
+    has no kernel (it goes through torch)."""
+    from .api import decide
+
+    try:
+        return [registry.family(decide(geom, dev, direction=d).candidate.family)
+                for d in ("dgrad", "wgrad")]
+    except RuntimeError:
+        return None
+
+
 def pair_overlaps(geom: ConvGeometry, dev) -> bool:
     """Whether the kernels chosen for dX and dW on ``dev`` (a DeviceSpec) may run at once:
     not where both fill the GPU alone. (A direction without a kernel goes through torch,
     beside the other.)"""
-    from .api import decide
+    fams = _pair_families(geom, dev)
+    return fams is None or not all(f.fills_gpu for f in fams)
 
-    try:
-        fams = [registry.family(decide(geom, dev, direction=d).candidate.family)
-                for d in ("dgrad", "wgrad")]
-    except RuntimeError:
-        return True
-    return not all(f.fills_gpu for f in fams)
+
+def wgrad_first(geom: ConvGeometry, dev) -> bool:
+    """Whether overlapped gradients launch dW's kernels before dX's: where the chosen wgrad
+    family asks for it (``overlap_first``), unless ``WGRAD_FIRST`` forces an order."""
+    if WGRAD_FIRST is not None:
+        return WGRAD_FIRST
+    fams = _pair_families(geom, dev)
+    return fams is not None and fams[1].overlap_first
 
 
 def gradients(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor,
@@ -159,7 +174,8 @@ def gradients(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor, w: torch.Te
     a small layer's dgrad or wgrad alone leaves most SMs idle. Each is the kernel its own
     chooser picks. A pair of kernels that each fill the GPU alone (``fills_gpu``) runs
     in order even then: at once they were slower (ResNeXt-50 layer2.1 at batch 32: 75.8
-    against 47.6 us, call 170)."""
+    against 47.6 us, call 170). Overlapped, dW's kernels go first where ``wgrad_first``
+    says so."""
     if not (need_x and need_w and _overlap(dy.device)
             and pair_overlaps(geom, spec_of(dy.device))):
         return (gradient(geom, "dgrad", dy, x, w) if need_x else None,
@@ -167,8 +183,10 @@ def gradients(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor, w: torch.Te
     # Made on the current stream, so the caching allocator frees them after its later use.
     dx, dw = empty_grad("dgrad", x, w), empty_grad("wgrad", x, w)
     launches = [(0, "dgrad", dx), (1, "wgrad", dw)]
+    if wgrad_first(geom, spec_of(dy.device)):
+        launches.reverse()
     with concurrently(dy.device, 2) as streams:
-        for i, direction, out in launches[::-1] if WGRAD_FIRST else launches:
+        for i, direction, out in launches:
             with streams[i]:
                 gradient(geom, direction, dy, x, w, out=out)
     return dx, dw

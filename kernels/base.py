@@ -170,6 +170,12 @@ class KernelFamily:
     # (the flat-grid families' dgrad and wgrad, calls 162 and 170), so ``autograd`` runs
     # such a pair in order.
     fills_gpu: bool = False
+    # Whether, when ``autograd`` runs dX and dW at once, this family's kernels are launched
+    # before the other direction's, so that its programs take the SMs first and the other's
+    # fill what is left. Set for the wgrad families measured faster so (call 195: 0.71-0.95x
+    # on ResNeXt-50's strided grouped layers and every MobileNetV2 depthwise layer);
+    # ``wgrad_staged_tma`` measured slower (1.05-1.28x) and keeps dX first.
+    overlap_first: bool = False
 
     def pixel_tiles(self, geom: ConvGeometry, cfg: Config) -> int:
         """Programs a launch of ``cfg`` runs over the output pixels of ``geom``: BLOCK_M

@@ -176,6 +176,7 @@ ROWS_SPLITS = (1, 8, 32, 128, 512)
 
 class WgradDepthwiseRowsFamily(DepthwiseWgradFamily):
     name = "wgrad_depthwise_rows"
+    overlap_first = True  # launched before dX's kernels when the two overlap
     summary = ("gradient of a depthwise filter over runs of output rows: dY and each input "
                "row loaded once an item, one FMA accumulator a tap, fixed-order split")
     max_taps = MAX_TAPS

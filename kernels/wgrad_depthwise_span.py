@@ -207,6 +207,7 @@ class WgradDepthwiseSpanFamily(DepthwiseWgradFamily):
     before this one's FMAs (by hand: Triton compiles every config with one stage)."""
 
     name = "wgrad_depthwise_span"
+    overlap_first = True  # launched before dX's kernels when the two overlap
     summary = ("gradient of a 2D depthwise filter over fixed spans of dY's (column, "
                "channel) row walking output rows, folded into channels once, "
                "fixed-order split")

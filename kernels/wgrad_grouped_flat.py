@@ -165,6 +165,7 @@ if HAVE_GLUON:
 
 class WgradGroupedFlatFamily(GluonWgradFamily):
     name = "wgrad_grouped_flat"
+    overlap_first = True  # launched before dX's kernels when the two overlap
     summary = ("gradient of a few-channel grouped filter (Gluon): items of output rows "
                "flattened on a zero-padded grid, the input copied once as stride-phase "
                "images, each tap one shifted slice, one mma a tap and 16 positions")

@@ -133,6 +133,7 @@ WGRAD_CONV_TMA_TILES = (
 
 class WgradImplicitGemmTmaFamily(WgradTmaFamily):
     name = "wgrad_implicit_gemm_tma"
+    overlap_first = True  # launched before dX's kernels when the two overlap
     summary = ("gradient of a stride-1 channels_last filter: dY^T X per tap from TMA "
                "boxes of one pixel row, split with a fixed-order reduction")
     configs = tuple(c for s in WGRAD_SPLITS

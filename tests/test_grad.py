@@ -824,6 +824,48 @@ def test_flat_grid_pairs_run_in_order(monkeypatch):
 
 
 
+def test_overlapped_gradients_launch_order(monkeypatch):
+    """Overlapped, dW's kernels go first where the chosen wgrad family asks
+    (``overlap_first``: the flat-grid wgrad of ResNeXt-50 layer2.0 on the H100), dX's
+    where it does not (``wgrad_staged_tma`` on ResNet-50 layer3.1); ``WGRAD_FIRST``
+    forces an order; ``gradients`` launches in that order."""
+    import contextlib
+
+    from convdispatch.data.problems import problem_by_id
+    from convdispatch.dispatcher import autograd as A
+    from convdispatch.dispatcher import registry
+    from convdispatch.kernels.device import KNOWN
+
+    h100 = KNOWN["h100"]
+    grouped = problem_by_id("resnext50_32x4d/layer2.0.conv2/n32/float16").geom
+    dense = problem_by_id("resnet50/layer3.1.conv2/n32/float16").geom
+    clear_cache()
+    assert [f.name for f in A._pair_families(grouped, h100)][1] == "wgrad_grouped_flat"
+    assert [f.name for f in A._pair_families(dense, h100)][1] == "wgrad_staged_tma"
+    assert A.wgrad_first(grouped, h100) and not A.wgrad_first(dense, h100)
+    assert registry.family("wgrad_grouped_flat").overlap_first
+    monkeypatch.setattr(A, "WGRAD_FIRST", False)
+    assert not A.wgrad_first(grouped, h100)
+    monkeypatch.setattr(A, "WGRAD_FIRST", True)
+    assert A.wgrad_first(dense, h100)
+    clear_cache()
+    geom = ConvGeometry(n=2, c=8, k=8, g=2, h=6, w=5, r=3, s=3, pad=(0, 1, 1),
+                        dtype="float32", layout="channels_last")
+    x, w, dy = grad_tensors(geom, seed=5)
+    order = []
+    monkeypatch.setattr(A, "OVERLAP", "always")
+    monkeypatch.setattr(A, "pair_overlaps", lambda g, dev: True)
+    monkeypatch.setattr(A, "concurrently", lambda dev, n: contextlib.nullcontext(
+        [contextlib.nullcontext()] * n))
+    monkeypatch.setattr(A, "gradient", lambda g, d, *a, out: order.append(d) or out)
+    for first, want in ((True, ["wgrad", "dgrad"]), (False, ["dgrad", "wgrad"])):
+        monkeypatch.setattr(A, "WGRAD_FIRST", first)
+        order.clear()
+        A.gradients(geom, dy, x, w)
+        assert order == want
+    clear_cache()
+
+
 def test_repeat_differentiable_calls_skip_the_checks(monkeypatch):
     """A differentiable conv whose signature passed the checks once goes straight to the
     autograd function; the gradients are the same, and another signature is checked."""

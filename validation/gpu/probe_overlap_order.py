@@ -3,7 +3,7 @@
     python3 validation/gpu/probe_overlap_order.py OUT.csv PROBLEM_ID...
 
 For each problem, ``autograd.gradients`` as a CUDA graph captures it (dX and dW at once
-where ``pair_overlaps`` lets them), with ``autograd.WGRAD_FIRST`` off and on, timed in
+where ``pair_overlaps`` lets them), with ``autograd.WGRAD_FIRST`` False and True, timed in
 the order off, on, on, off (each side's lower median counts), and whether the gradients
 are equal bit for bit.
 """
@@ -27,7 +27,7 @@ def timed(args, first: bool) -> float:
     try:
         return bench_graph(lambda: autograd.gradients(*args), REP_MS) * 1e3
     finally:
-        autograd.WGRAD_FIRST = False
+        autograd.WGRAD_FIRST = None
 
 
 def main(argv: list[str]) -> int:
@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
             for first in (False, True):
                 autograd.WGRAD_FIRST = first
                 got.append(autograd.gradients(*args))
-            autograd.WGRAD_FIRST = False
+            autograd.WGRAD_FIRST = None
             equal = all(torch.equal(a, b) for a, b in zip(*got))
             a1, b1 = timed(args, False), timed(args, True)
             b2, a2 = timed(args, True), timed(args, False)
