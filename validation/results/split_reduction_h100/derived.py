@@ -84,6 +84,30 @@ def timelines() -> None:
         print(f"| {pid.split('/')[0]} {pid.split('/')[1]} | {side} | {ks} | {span:.1f} |")
 
 
+def overlap_order() -> None:
+    """Calls 194-195: overlapped gradients, dX's kernels first against dW's."""
+    d = pd.read_csv(HERE / "call194" / "trace_overlapped.csv")
+    print("\n## Overlapped gradients: which kernels go first (calls 194-195)\n")
+    print("Call 194, replay 2 as a CUDA graph captures it (dX's kernels launched first; "
+          "start us, duration):\n")
+    print("| layer | kernels | span us |\n|---|---|---|")
+    for pid, g in d[(d.replay == 2) & (d.side == "ours_overlapped")].groupby(
+            "problem_id", sort=False):
+        ks = "; ".join(f"{k[:26]} ({s:.1f}, {u:.1f})"
+                       for k, s, u in zip(g.kernel, g.start_us, g.dur_us))
+        print(f"| {pid.split('/')[1]} | {ks} | {(g.start_us + g.dur_us).max():.1f} |")
+    o = pd.read_csv(HERE / "call195" / "order.csv")
+    chosen = bench(HERE / "call190/bwd_full").set_index("problem_id").chosen
+    o["wgrad_family"] = [family(chosen[p].split(" & ")[1]) for p in o.problem_id]
+    print("\nCall 195, CUDA-graph us of one overlapped pass, dW's kernels first / dX's "
+          "(outputs equal bit for bit: "
+          f"{bool(o.equal.all())}):\n")
+    print("| wgrad family | layers | wgrad first / dgrad first | range |\n|---|---|---|---|")
+    for fam, g in o.groupby("wgrad_family"):
+        print(f"| {fam} | {len(g)} | {gm(g.ratio):.3f} | {g.ratio.min():.2f}-"
+              f"{g.ratio.max():.2f} |")
+
+
 def floor() -> None:
     """Calls 188-189: the pass against leaner ones."""
     d = pd.read_csv(HERE / "call189" / "floor.csv")
@@ -161,11 +185,41 @@ def benches() -> None:
               f"{gm(m.ours_us / m.ours_us_b):.3f}, {gm(m.cudnn_us / m.cudnn_us_b):.3f} |")
 
 
+def after_order() -> None:
+    """Calls 196-198: the issue-2 one pass after ``overlap_first``."""
+    print("\n## One backward pass after dW's kernels go first (calls 196-198)\n")
+    print("| category | layers | overlapped | in order | call 190 overlapped | "
+          "time / call 190: ours overlapped, ours in order, cuDNN |")
+    print("|---|---|---|---|---|---|")
+    old = bench(HERE / "call190/bwd_full")
+    for run, cats in (("call196", ("grouped", "depthwise")), ("call197",
+                      ("grouped", "depthwise")), ("call198", ("dense",))):
+        d = bench(HERE / run / "bwd_full")
+        for cat in cats:
+            n = d[d.category == cat]
+            m = n.merge(old, on="problem_id", suffixes=("", "_o"))
+            print(f"| {cat} ({run}) | {len(n)} | {gm(n.speedup_vs_cudnn):.3f} (min "
+                  f"{n.speedup_vs_cudnn.min():.2f}) | {gm(n.in_order_speedup_vs_cudnn):.3f} "
+                  f"| {gm(m.speedup_vs_cudnn_o):.3f} | {gm(m.ours_us / m.ours_us_o):.3f}, "
+                  f"{gm(m.in_order_us / m.in_order_us_o):.3f}, "
+                  f"{gm(m.cudnn_us / m.cudnn_us_o):.3f} |")
+    print("\nGrouped layers overlapped (call 196; call 190), us ours / cuDNN:\n")
+    print("| layer | call 196 | call 190 |\n|---|---|---|")
+    d = bench(HERE / "call196/bwd_full")
+    for pid in d[d.category == "grouped"].problem_id:
+        a, b = d[d.problem_id == pid].iloc[0], old[old.problem_id == pid].iloc[0]
+        print(f"| {pid.split('/')[1]} | {a.ours_us:.1f} / {a.cudnn_us:.1f}, "
+              f"x{a.speedup_vs_cudnn:.2f} | {b.ours_us:.1f} / {b.cudnn_us:.1f}, "
+              f"x{b.speedup_vs_cudnn:.2f} |")
+
+
 if __name__ == "__main__":
     print("# Derived tables (split_reduction_h100)\n")
     dependent_launch()
     fused()
     copy_runs()
     timelines()
+    overlap_order()
     floor()
     benches()
+    after_order()
