@@ -784,6 +784,11 @@ def test_gradients_of_one_backward(monkeypatch):
     clear_cache()
 
 
+# A small grouped layer for the overlap tests (their kernels are stubbed or run in order).
+SMALL_GROUPED = ConvGeometry(n=2, c=8, k=8, g=2, h=6, w=5, r=3, s=3, pad=(0, 1, 1),
+                             dtype="float32", layout="channels_last")
+
+
 def test_flat_grid_pairs_run_in_order(monkeypatch):
     """The shipped H100 models pick flat-grid kernels (each fills the GPU alone) for both
     gradients of ResNeXt-50 layer2.1 at batch 32, which ``pair_overlaps`` keeps in order;
@@ -809,9 +814,7 @@ def test_flat_grid_pairs_run_in_order(monkeypatch):
         m.setattr("convdispatch.dispatcher.api.decide", no_candidate)
         assert A.pair_overlaps(geoms["layer2.1.conv2"], h100)
     clear_cache()
-    geom = ConvGeometry(n=2, c=8, k=8, g=2, h=6, w=5, r=3, s=3, pad=(0, 1, 1),
-                        dtype="float32", layout="channels_last")
-    x, w, dy = grad_tensors(geom, seed=5)
+    geom, (x, w, dy) = SMALL_GROUPED, grad_tensors(SMALL_GROUPED, seed=5)
     asked = []
     monkeypatch.setattr(A, "OVERLAP", "always")
     monkeypatch.setattr(A, "pair_overlaps", lambda g, dev: asked.append(g) or False)
@@ -849,9 +852,7 @@ def test_overlapped_gradients_launch_order(monkeypatch):
     monkeypatch.setattr(A, "WGRAD_FIRST", True)
     assert A.wgrad_first(dense, h100)
     clear_cache()
-    geom = ConvGeometry(n=2, c=8, k=8, g=2, h=6, w=5, r=3, s=3, pad=(0, 1, 1),
-                        dtype="float32", layout="channels_last")
-    x, w, dy = grad_tensors(geom, seed=5)
+    geom, (x, w, dy) = SMALL_GROUPED, grad_tensors(SMALL_GROUPED, seed=5)
     order = []
     monkeypatch.setattr(A, "OVERLAP", "always")
     monkeypatch.setattr(A, "pair_overlaps", lambda g, dev: True)
