@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 import torch
 from convdispatch.dispatcher import registry
-from convdispatch.dispatcher.launch import launch, launch_grad
+from convdispatch.dispatcher.launch import empty_grad, empty_output, launch, launch_grad
 from convdispatch.kernels import dependent
 from convdispatch.kernels.device import spec_of
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.validation.inputs import grad_reference, make_grad_output, make_inputs
+from convdispatch.validation.timing import graph_of
 
 pytestmark = pytest.mark.gpu
 
@@ -45,9 +46,11 @@ def test_dependent_reduction_is_bitwise_the_same(family):
             return launch(cand, x, w, b, g, out, record=record)
         return launch_grad(cand, g, dy, x=x, w=w, out=out, record=record)
 
-    like = w if direction == "wgrad" else torch.empty_like(
-        torch.nn.functional.conv2d(x, w, b, padding=1))
-    fresh = lambda: torch.full_like(like, float("nan"))  # noqa: E731
+    def fresh():
+        out = (empty_output(x, [g.n, g.k, *g.out_spatial[1:]], g.layout)
+               if direction == "forward" else empty_grad(direction, x, w))
+        return out.fill_(float("nan"))
+
     dependent.DEPENDENT_LAUNCH = False
     try:
         plain = fresh()
@@ -66,16 +69,10 @@ def test_dependent_reduction_is_bitwise_the_same(family):
                if direction == "forward" else {"dy": dy, "x": x, "w": w, "out": replayed})
     assert plan.run(tensors, x.device)
     captured = fresh()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        run(captured)  # warm-up off the capture
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        run(captured)
+    replay = graph_of(lambda: run(captured))  # warmed up off the capture
+    assert replay is not None
     captured.fill_(float("nan"))
-    graph.replay()
+    replay()
     torch.cuda.synchronize()
     if direction == "forward":
         ref = torch.nn.functional.conv2d(x.double(), w.double(),

@@ -17,7 +17,6 @@ import sys
 
 import torch
 from convdispatch.dispatcher import decide
-from convdispatch.dispatcher.launch import empty_grad, empty_output, launch, launch_grad
 from convdispatch.kernels import flat_grid
 from convdispatch.kernels.device import spec_of
 from convdispatch.validation.bench_layers import (
@@ -27,6 +26,7 @@ from convdispatch.validation.bench_layers import (
     suite_problems,
 )
 from convdispatch.validation.inputs import make_grad_output
+from probe_split_reduce import caller  # this folder: the scripts run from it
 
 REP_MS = 5
 FLAT = {"forward": "grouped_flat", "dgrad": "dgrad_grouped_flat",
@@ -43,21 +43,6 @@ def with_run(fn, run: int):
         finally:
             flat_grid.COPY_RUN = was
     return call
-
-
-def caller(cand, direction, g, x, w, b, dy):
-    """(a call of ``cand`` into its own output, that output)."""
-    if direction == "forward":
-        out = empty_output(x, [g.n, g.k, *g.out_spatial[1:]], g.layout)
-
-        def run():
-            launch(cand, x, w, b, g, out)
-    else:
-        out = empty_grad(direction, x, w)
-
-        def run():
-            launch_grad(cand, g, dy, x=x, w=w, out=out)
-    return run, out
 
 
 def main(argv: list[str]) -> int:

@@ -16,7 +16,7 @@ import sys
 from contextlib import contextmanager
 
 from convdispatch.data.problems import problem_by_id
-from convdispatch.dispatcher.launch import empty_grad, launch, launch_grad, run_candidate
+from convdispatch.dispatcher.launch import empty_grad, empty_output, launch, launch_grad
 from convdispatch.kernels import splitk, wgrad_gemm
 from convdispatch.kernels.base import Candidate
 from convdispatch.validation.bench_layers import make_tensors, paired_graph_times
@@ -54,23 +54,27 @@ def split_rows(path: str, direction: str | None) -> list[dict]:
     return out
 
 
-def runner(row: dict, seed: int):
-    """(a call of the row's chosen candidate into one output tensor, that tensor)."""
-    p, cand = problem_by_id(row["problem_id"]), Candidate.parse(row["chosen"])
-    g = p.geom
-    x, w, b = make_tensors(g, "cuda", seed)
-    if row["direction"] == "forward":
-        out = run_candidate(cand, x, w, b, g)
+def caller(cand, direction: str, g, x, w, b, dy):
+    """(a call of ``cand`` computing ``direction`` into its own output, that output)."""
+    if direction == "forward":
+        out = empty_output(x, [g.n, g.k, *g.out_spatial[1:]], g.layout)
 
         def run():
             launch(cand, x, w, b, g, out)
     else:
-        dy = make_grad_output(g, "cuda", seed)
-        out = empty_grad(row["direction"], x, w)
+        out = empty_grad(direction, x, w)
 
         def run():
             launch_grad(cand, g, dy, x=x, w=w, out=out)
     return run, out
+
+
+def runner(row: dict, seed: int):
+    """(a call of the row's chosen candidate into one output tensor, that tensor)."""
+    g, cand = problem_by_id(row["problem_id"]).geom, Candidate.parse(row["chosen"])
+    x, w, b = make_tensors(g, "cuda", seed)
+    dy = None if row["direction"] == "forward" else make_grad_output(g, "cuda", seed)
+    return caller(cand, row["direction"], g, x, w, b, dy)
 
 
 def closures(row: dict, seed: int):
