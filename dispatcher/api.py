@@ -7,7 +7,7 @@ import torch
 from ..kernels.device import DeviceSpec, interpreter_enabled, spec_of
 from ..kernels.geometry import ConvGeometry
 from . import args as argcheck
-from . import registry
+from . import fused_pair, registry
 from .cache import DecisionCache
 from .custom_ops import traced_conv
 from .decision import Decision
@@ -34,6 +34,7 @@ def clear_cache() -> None:
     PLANS.clear()
     GRAD_PLANS.clear()
     GRAD_CALLS.clear()
+    fused_pair.PLANS.clear()
 
 
 def _types(value):

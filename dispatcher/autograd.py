@@ -22,7 +22,7 @@ from ..kernels.device import interpreter_enabled, spec_of
 from ..kernels.geometry import ConvGeometry
 from ..kernels.launcher import concurrently
 from . import args as argcheck
-from . import registry
+from . import fused_pair, registry
 from .fallback import ACTIVATION_FNS, FallbackWarning, explicit_pads, fall_back, torch_conv
 from .launch import empty_grad, launch_grad
 from .settings import forced
@@ -175,7 +175,11 @@ def gradients(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor, w: torch.Te
     chooser picks. A pair of kernels that each fill the GPU alone (``fills_gpu``) runs
     in order even then: at once they were slower (ResNeXt-50 layer2.1 at batch 32: 75.8
     against 47.6 us, call 170). Overlapped, dW's kernels go first where ``wgrad_first``
-    says so."""
+    says so. Where ``fused_pair`` gives a config, one kernel computes both."""
+    if need_x and need_w:
+        cfg = fused_pair.pair_config(geom, spec_of(dy.device))
+        if cfg is not None:
+            return fused_pair.run(geom, cfg, dy, x, w)
     if not (need_x and need_w and _overlap(dy.device)
             and pair_overlaps(geom, spec_of(dy.device))):
         return (gradient(geom, "dgrad", dy, x, w) if need_x else None,

@@ -10,6 +10,7 @@ from ..kernels.base import DIRECTIONS, Candidate
 from ..kernels.device import DeviceSpec, interpreter_enabled, lookup, spec_of
 from ..kernels.geometry import ConvGeometry
 from . import args as argcheck
+from . import fused_pair
 from .api import decide, unsupported_reason
 from .selection import RULE
 
@@ -27,6 +28,8 @@ class Explanation:
     model: str | None = None
     score_unit: str = ""
     fallback: str | None = None
+    # For dgrad and wgrad: what a backward pass needing both runs instead (``fused_pair``).
+    pair: str | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -34,7 +37,7 @@ class Explanation:
             "device": self.device.name, "chooser": self.chooser, "model": self.model,
             "candidate": self.candidate.id if self.candidate else None,
             "reason": self.reason, "fallback": self.fallback, "score_unit": self.score_unit,
-            "ranked": [(c.id, s) for c, s in self.ranked],
+            "ranked": [(c.id, s) for c, s in self.ranked], "pair": self.pair,
         }
 
     def __str__(self) -> str:
@@ -46,6 +49,8 @@ class Explanation:
             return "\n".join(lines)
         lines += [f"chosen   : {self.candidate.id}", f"reason   : {self.reason}",
                   f"ranked   : {len(self.ranked)} feasible candidates ({self.score_unit})"]
+        if self.pair:
+            lines.insert(-1, f"pair     : {self.pair}")
         for i, (c, s) in enumerate(self.ranked[:10]):
             lines.append(f"  {i + 1:>3}. {s:12.4g}  {c.id}")
         return "\n".join(lines)
@@ -98,5 +103,7 @@ def explain(input: torch.Tensor | ConvGeometry, weight: torch.Tensor | None = No
     if fallback is not None or geom is None:
         return Explanation(geom, device, "fallback", None, fallback or "", fallback=fallback)
     dec = decide(geom, device, RULE if chooser == "rule" else None, direction)
+    pair = fused_pair.describe(geom, device) if direction != "forward" and chooser != "rule" \
+        else None
     return Explanation(geom, device, dec.chooser, dec.candidate, dec.reason, list(dec.ranked),
-                       dec.model, dec.score_unit)
+                       dec.model, dec.score_unit, pair=pair)

@@ -10,7 +10,7 @@ from ..kernels.launcher import Plan, Recorder
 from . import registry
 
 
-def _as5d(t: torch.Tensor | None, dims: int) -> torch.Tensor | None:
+def as5d(t: torch.Tensor | None, dims: int) -> torch.Tensor | None:
     if t is None or dims == 3:
         return t
     return t.unsqueeze(2)
@@ -35,8 +35,8 @@ def launch(cand: Candidate, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor
     if out.numel() == 0:
         return None
     call = ConvCall(
-        x=_as5d(x, geom.dims), w=_as5d(w, geom.dims), out=_as5d(out, geom.dims), bias=bias,
-        residual=_as5d(residual, geom.dims), geom=geom, activation=ACTIVATIONS[activation],
+        x=as5d(x, geom.dims), w=as5d(w, geom.dims), out=as5d(out, geom.dims), bias=bias,
+        residual=as5d(residual, geom.dims), geom=geom, activation=ACTIVATIONS[activation],
         allow_tf32=torch.backends.cudnn.allow_tf32,
     )
     return _run(cand, call, record, {"x": call.x, "w": call.w, "out": call.out,
@@ -88,8 +88,8 @@ def launch_grad(cand: Candidate, geom: ConvGeometry, dy: torch.Tensor, *,
     (see ``_run``) that rebinds dy, x, w and out."""
     if out.numel() == 0:
         return None
-    call = GradCall(dy=_as5d(dy, geom.dims), x=_as5d(x, geom.dims), w=_as5d(w, geom.dims),
-                    out=_as5d(out, geom.dims), geom=geom,
+    call = GradCall(dy=as5d(dy, geom.dims), x=as5d(x, geom.dims), w=as5d(w, geom.dims),
+                    out=as5d(out, geom.dims), geom=geom,
                     allow_tf32=torch.backends.cudnn.allow_tf32)
     return _run(cand, call, record, {"dy": call.dy, "x": call.x, "w": call.w, "out": call.out})
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from ..dispatcher import CACHE, autograd, decide, set_chooser
+from ..dispatcher import CACHE, autograd, decide, fused_pair, set_chooser
 from ..dispatcher.launch import empty_grad, launch_grad
 from ..kernels.device import spec_of
 from .bench_layers import (
@@ -120,9 +120,9 @@ def measure_full(i: int, p, spec, x, w, dy, rep_ms: int, log) -> dict:
         in_order_ms = bench_graph(lambda: autograd.gradients(g, dy, x, w), rep_ms)
     finally:
         autograd.OVERLAP = "graphs"
-    decs = [decide(g, spec, direction=d) for d in DIRECTIONS]
-    chosen = " & ".join(d.candidate.id for d in decs)
-    row = timed_row(p, FULL, 2 * g.flops, 2 * g.min_bytes, decs[0].chooser, chosen, err,
+    chosen = fused_pair.pass_choice(g, spec)
+    row = timed_row(p, FULL, 2 * g.flops, 2 * g.min_bytes,
+                    decide(g, spec, direction="dgrad").chooser, chosen, err,
                     ours_ms, cudnn_ms, ours_ms, chosen, 1)
     row.update(in_order_us=in_order_ms * 1e3, in_order_speedup_vs_cudnn=cudnn_ms / in_order_ms)
     log(f"[{i + 1}] {p.id} full: {ours_ms * 1e3:.1f}us (in order {in_order_ms * 1e3:.1f}us) vs "

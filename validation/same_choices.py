@@ -8,7 +8,7 @@ benchmark measured; then that benchmark's numbers stand for it. For each benchma
 direction), this decides every row's problem with the shipped models for the GPU and
 prints a markdown table of the rows whose choice differs; like ``diff``, it exits 1 where
 any row differs. A ``full`` row (one backward pass) holds ``dgrad choice & wgrad
-choice``.
+choice`` (``fused_pair.pass_choice``: then the fused kernel where the two fuse).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..data.problems import problem_by_id
 from ..dispatcher import decide
+from ..dispatcher.fused_pair import pass_choice
 from ..dispatcher.selection import chooser_for
 from ..kernels.device import lookup
 
@@ -27,8 +28,7 @@ def choice(pid: str, direction: str, spec) -> str:
     """The candidate id the shipped chooser takes for one benchmark row."""
     geom = problem_by_id(pid).geom
     if direction == "full":
-        return " & ".join(decide(geom, spec, direction=d).candidate.id
-                          for d in ("dgrad", "wgrad"))
+        return pass_choice(geom, spec)
     return decide(geom, spec, direction=direction).candidate.id
 
 

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from convdispatch.data.problems import problem_by_id
 from convdispatch.dispatcher import decide
-from convdispatch.dispatcher.launch import _as5d, launch
+from convdispatch.dispatcher.launch import as5d, launch
 from convdispatch.kernels.base import ConvCall
 from convdispatch.kernels.common import cdiv, oriented_filter, strides5
 from convdispatch.kernels.device import spec_of
@@ -267,7 +267,7 @@ def main(argv: list[str]) -> int:
         best = None
         for cfg in configs(g):
             out = torch.full_like(out, math.nan)
-            call = ConvCall(x=_as5d(x, 2), w=_as5d(w, 2), out=_as5d(out, 2), bias=None,
+            call = ConvCall(x=as5d(x, 2), w=as5d(w, 2), out=as5d(out, 2), bias=None,
                             residual=None, geom=g)
             run = partial(launch_grouped_halo, call, cfg)
             label = ";".join(f"{k}={v}" for k, v in cfg.items())

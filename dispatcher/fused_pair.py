@@ -1,0 +1,92 @@
+"""Backward passes that compute dX and dW in one kernel (``backward_grouped_flat``).
+
+Where the dgrad and wgrad choosers both pick the flat-grid grouped kernels
+(``dgrad_grouped_flat``, ``wgrad_grouped_flat``) on a geometry the fused kernel takes, a
+backward pass that needs both gradients runs that one kernel instead: the two copy the same
+items of dY into shared memory, and the fused kernel copies them once. Its config comes
+from the family's rule (``backward_grouped_flat.pair_config``), not from a model: the
+sweeps and models hold one direction a row. Nothing is timed at call time.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..kernels import backward_grouped_flat as fused
+from ..kernels.base import Config
+from ..kernels.device import DeviceSpec, interpreter_enabled
+from ..kernels.geometry import ConvGeometry
+from ..kernels.launcher import Plan, Recorder
+from .launch import as5d, empty_grad
+from .settings import forced
+
+# The families whose choice for both directions the fused kernel stands in for.
+PAIR = ("dgrad_grouped_flat", "wgrad_grouped_flat")
+# Whether passes fuse where they may (a switch for measuring what fusing brings).
+FUSE = True
+# Call signature -> recorded launches of the fused kernel (cleared by ``api.clear_cache``).
+PLANS: dict[tuple, Plan | None] = {}
+
+
+def pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
+    """The fused kernel's config for a backward pass of ``geom`` needing dX and dW on
+    ``dev``, or None where the pass runs the two directions' own choices."""
+    if not FUSE or forced("dgrad") is not None or forced("wgrad") is not None:
+        return None
+    if fused.supports(geom) is not None:
+        return None
+    from .api import decide
+
+    try:
+        chosen = tuple(decide(geom, dev, direction=d).candidate.family
+                       for d in ("dgrad", "wgrad"))
+    except RuntimeError:  # a direction without a kernel
+        return None
+    if chosen != PAIR:
+        return None
+    return fused.pair_config(geom, dev)
+
+
+def describe(geom: ConvGeometry, dev: DeviceSpec) -> str | None:
+    """What a backward pass needing both gradients runs instead of the two choices, for
+    ``explain()``; None where it runs them."""
+    cfg = pair_config(geom, dev)
+    if cfg is None:
+        return None
+    return (f"a backward pass needing dX and dW runs both in one kernel: "
+            f"backward_grouped_flat:{cfg} ({PAIR[0]} and {PAIR[1]} chosen; the config by "
+            f"rule, kernels/backward_grouped_flat.py)")
+
+
+def pass_choice(geom: ConvGeometry, dev: DeviceSpec) -> str:
+    """What one backward pass needing dX and dW runs, as the benchmarks record it: "dgrad
+    choice & wgrad choice", then " -> backward_grouped_flat:CONFIG" where they fuse."""
+    from .api import decide
+
+    ids = " & ".join(decide(geom, dev, direction=d).candidate.id for d in ("dgrad", "wgrad"))
+    cfg = pair_config(geom, dev)
+    return ids if cfg is None else f"{ids} -> backward_grouped_flat:{cfg}"
+
+
+def run(geom: ConvGeometry, cfg: Config, dy: torch.Tensor, x: torch.Tensor,
+        w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(dX, dW) of one backward pass by the fused kernel; repeat calls replay its recorded
+    launches."""
+    dx, dw = empty_grad("dgrad", x, w), empty_grad("wgrad", x, w)
+    named = {name: as5d(t, geom.dims)
+             for name, t in (("dy", dy), ("x", x), ("w", w), ("dx", dx), ("dw", dw))}
+    key = (geom.key(), str(cfg), dy.shape, dy.stride(), dy.dtype, dy.device, x.shape,
+           x.stride(), w.shape, w.stride(), interpreter_enabled())
+    plan = PLANS.get(key)
+    if plan is not None and plan.run(named, dy.device):
+        return dx, dw
+    if key in PLANS:
+        fused.launch(named["dy"], named["x"], named["w"], named["dx"], named["dw"], geom, cfg)
+        return dx, dw
+    with Recorder() as rec:
+        fused.launch(named["dy"], named["x"], named["w"], named["dx"], named["dw"], geom, cfg)
+    try:
+        PLANS[key] = Plan(rec, named)
+    except RuntimeError:  # a launch took a tensor it made itself: not replayable
+        PLANS[key] = None
+    return dx, dw

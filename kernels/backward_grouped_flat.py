@@ -1,0 +1,334 @@
+"""Both gradients of a stride-1 few-channel grouped conv in one kernel, dY read once (Gluon).
+
+``dgrad_grouped_flat`` (``grouped_flat`` on dY with the filter's taps reversed) and
+``wgrad_grouped_flat`` each copy an item of dY into shared memory: at a stride of 1 with
+"same" padding (H = OH, W = OW, pad = dilation * (taps - 1) / 2) dX's item of ROWS rows
+reads dY's rows on the very flat grid that the item's input rows lie on (``flat_grid``):
+dY's image with its halo is laid out as X's is. Here one program copies both images of an
+item once and computes from them
+- dX's ROWS rows: each tap one mma of the [P, BLOCK] run of dY at the tap's shift with
+  the block-diagonal transposed filter tile of the reversed tap (as ``grouped_flat``);
+- every tap's dW partial: dY's positions (the run at the centre tap's shift, the halo row
+  below masked out) against X's run at the tap's shift, 16 positions an mma (as
+  ``wgrad_grouped_flat``), split over items and added in a fixed order
+  (``wgrad_gemm.reduce_splits``): no atomics.
+
+dY crosses L2 once instead of twice and an item's copies are issued once. Zeros of the
+block-diagonal tiles are multiplied, so Inf or NaN spreads across a pack's groups as in
+the two kernels it replaces.
+
+Gluon has no interpreter: tests/test_backward_grouped_flat.py compiles it for sm_90 on the
+CPU; tests/test_gpu_grad.py runs it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .base import Config, GradCall, smem_check
+from .common import cdiv, strides5
+from .dependent import dependent_ok
+from .flat_grid import FLAT_POSITIONS, flat_config_rejects, flat_consts, item_rejects
+from .gluon_common import HAVE_GLUON, aligned_pixels, gluon_grouped_rejects, pack_rejects
+from .grad_packed import square_pack_gpt
+from .launcher import launch_kernel
+from .wgrad_gemm import split_slices
+
+if HAVE_GLUON:
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
+    from triton.experimental.gluon.language.nvidia.ampere import mma_v2
+
+    from .flat_grid import UNITS, copy_phases, row_layout, tap_rows
+    from .gluon_wgrad import pack_channels, release_reduction, store_taps
+
+    @gluon.jit
+    def _issue(item, end, x_units, y_units, x_ptr, dy_ptr, cx, cx_ok, ky, ky_ok, H, W, pdh,
+               pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, BUF: gl.constexpr,
+               ROWS: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, XNEED: gl.constexpr,
+               XCOPY: gl.constexpr, LX: gl.constexpr):
+        """Start copying the item's X and dY images (with their halos) into buffer BUF, one
+        cp.async group; zeros unless the item is live."""
+        live = item < end
+        n = item // TILES_H
+        oh0 = (item % TILES_H) * ROWS
+        copy_phases(x_units, x_ptr, n, oh0, live, cx, cx_ok, H, W, pdh, pdw, sxn, sxh, sxw,
+                    BUF, WP, XP, XNEED, XCOPY, 1, 1, 1, LX)
+        copy_phases(y_units, dy_ptr, n, oh0, live, ky, ky_ok, H, W, pdh, pdw, syn, syh, syw,
+                    BUF, WP, XP, XNEED, XCOPY, 1, 1, 1, LX)
+        cp.commit_group()
+
+    @gluon.jit
+    def _dgrad(y_units, w_smem, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+               P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, DLH: gl.constexpr,
+               DLW: gl.constexpr, BLOCK: gl.constexpr, YT: gl.constexpr, MMA: gl.constexpr):
+        """dX's item from dY's image in buffer BUF: a tap's mma of its P-position run with
+        the tap's tile (``w_smem`` holds them in shift order, taps reversed)."""
+        A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
+        B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
+        acc = gl.zeros([P, BLOCK], gl.float32, MMA)
+        for t in gl.static_range(R * S):
+            a = tap_rows(y_units, t, 0, P, BUF, S, WP, XP, 1, 1, 1, DLH, DLW, BLOCK,
+                         YT).load(A_L)
+            b = w_smem.index(t).permute((1, 0)).load(B_L)
+            acc = mma_v2(a, b, acc)
+        return acc
+
+    @gluon.jit
+    def _wgrad(accs, x_units, y_units, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+               ROWS: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, DLH: gl.constexpr,
+               DLW: gl.constexpr, BLOCK: gl.constexpr, T16: gl.constexpr,
+               MMA: gl.constexpr):
+        """Every tap's dot over the item in buffer BUF, 16 positions at a time: dY's
+        positions are its image's run at the centre tap's shift; those past the item's
+        ROWS rows (dY's halo row, which dX reads) are masked out."""
+        A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
+        B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
+        CENTRE: gl.constexpr = (R // 2) * S + S // 2
+        LIVE: gl.constexpr = ROWS * WP
+        for i in gl.static_range((LIVE + 15) // 16):
+            a = tap_rows(y_units, CENTRE, i * 16, 16, BUF, S, WP, XP, 1, 1, 1, DLH, DLW,
+                         BLOCK, T16).permute((1, 0)).load(A_L)
+            if (i + 1) * 16 > LIVE:
+                f = gl.arange(0, 16, layout=gl.SliceLayout(0, A_L))
+                a = gl.where(gl.expand_dims(f < LIVE - i * 16, 0), a, gl.zeros_like(a))
+            new = ()
+            for t in gl.static_range(R * S):
+                b = tap_rows(x_units, t, i * 16, 16, BUF, S, WP, XP, 1, 1, 1, DLH, DLW,
+                             BLOCK, T16).load(B_L)
+                new = new + (mma_v2(a, b, accs[t]),)
+            accs = new
+        return accs
+
+    @gluon.jit
+    def _store_dx(acc, item, end, pack, dx_ptr, sdn, sdc, sdh, sdw, CTOT, H, W, TILES_H,
+                  CG: gl.constexpr, GPT: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr,
+                  P: gl.constexpr, BLOCK: gl.constexpr, MMA: gl.constexpr):
+        """The item's positions that are pixels of dX (none unless it is live)."""
+        n = item // TILES_H
+        h0 = (item % TILES_H) * ROWS
+        f = gl.arange(0, P, layout=gl.SliceLayout(1, MMA))
+        j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
+        p = f // WP
+        q = f % WP
+        c = pack * (GPT * CG) + j
+        ok = (gl.expand_dims((item < end) & (p < ROWS) & (q < W) & (h0 + p < H), 1)
+              & gl.expand_dims((j < GPT * CG) & (c < CTOT), 0))
+        off = gl.expand_dims(n * sdn + (h0 + p) * sdh + q * sdw, 1) + gl.expand_dims(c * sdc, 0)
+        gl.store(dx_ptr + off, acc.to(dx_ptr.dtype.element_ty), mask=ok)
+
+    @gluon.jit
+    def backward_grouped_flat_kernel(
+        dy_ptr, x_ptr, w_ptr, dx_ptr, dw_ptr, ws_ptr,
+        CTOT, KTOT, H, W, pdh, pdw, TILES_H, ITEMS, ITEMS_PER_SPLIT, WS_STRIDE,
+        syn, syh, syw, sxn, sxh, sxw, sdn, sdc, sdh, sdw,
+        sfk, sfc, sfr, sfs, swk, swc, swr, sws,
+        CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
+        S: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
+        XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr, BLOCK: gl.constexpr,
+        DLH: gl.constexpr, DLW: gl.constexpr, SPLIT: gl.constexpr, NEXT: gl.constexpr,
+    ):
+        release_reduction(SPLIT, NEXT)
+        NW: gl.constexpr = gl.num_warps()
+        TC: gl.constexpr = BLOCK // 8
+        LX: gl.constexpr = gl.BlockedLayout([1, 8], [32 // TC, TC], [NW, 1], [1, 0])
+        L_CH: gl.constexpr = gl.SliceLayout(0, LX)
+        # dX's mma warps split the positions, dW's the tile's columns.
+        MMA_D: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
+                                                        warps_per_cta=[NW, 1],
+                                                        instr_shape=[16, 8])
+        MMA_W: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
+                                                        warps_per_cta=[1, NW],
+                                                        instr_shape=[16, 8])
+        SW: gl.constexpr = gl.SwizzledSharedLayout(
+            vec=8 if BLOCK >= 32 else 1, per_phase=2 if BLOCK >= 32 else 1,
+            max_phase=4 if BLOCK >= 32 else 1, order=[1, 0])
+        pack = gl.program_id(0)
+        pid_s = gl.program_id(1)
+        XR: gl.constexpr = 2 * XP
+        x_units = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [XR, BLOCK],
+                                            row_layout(XR, BLOCK, XR))._reinterpret(
+            x_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
+        y_units = gl.allocate_shared_memory(dy_ptr.dtype.element_ty, [XR, BLOCK],
+                                            row_layout(XR, BLOCK, XR))._reinterpret(
+            dy_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
+        YT: gl.constexpr = row_layout(P, BLOCK, XR)
+        T16: gl.constexpr = row_layout(16, BLOCK, XR)
+        w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [R * S, BLOCK, BLOCK], SW)
+        c_glob, c_ok, k_glob, k_ok, first, end, accs = pack_channels(
+            pack, pid_s, CTOT, KTOT, ITEMS, ITEMS_PER_SPLIT, CG, KG, GPT, BLOCK, R, S, L_CH,
+            MMA_W)
+        cx = gl.expand_dims(c_glob, 0)
+        cx_ok = gl.expand_dims(c_ok, 0)
+        ky = gl.expand_dims(k_glob, 0)
+        ky_ok = gl.expand_dims(k_ok, 0)
+        _issue(first, end, x_units, y_units, x_ptr, dy_ptr, cx, cx_ok, ky, ky_ok, H, W, pdh,
+               pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 0, ROWS, WP, XP, XNEED, XCOPY, LX)
+        # dX's tiles, while the first copies are in flight: tile t (tap t's shift in dY's
+        # image) is the reversed tap's filter, rows dX's channels c, columns dY's k,
+        # block-diagonal.
+        c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
+        k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
+        kf = gl.expand_dims(pack * (GPT * KG) + k_rel, 0)
+        f_ok = ((gl.expand_dims(c_rel // CG, 1) == gl.expand_dims(k_rel // KG, 0))
+                & gl.expand_dims((c_rel < GPT * CG) & (pack * (GPT * CG) + c_rel < CTOT), 1)
+                & gl.expand_dims(k_rel < GPT * KG, 0) & (kf < KTOT))
+        f_off = kf * sfk + gl.expand_dims(c_rel % CG, 1) * sfc
+        for t in gl.static_range(R * S):
+            tile = gl.load(w_ptr + (f_off + (R - 1 - t // S) * sfr + (S - 1 - t % S) * sfs),
+                           mask=f_ok, other=0.0)
+            w_smem.index(t).store(tile)
+        for it in range(0, ITEMS_PER_SPLIT, 2):
+            for buf in gl.static_range(2):
+                item = first + it + buf
+                _issue(item + 1, end, x_units, y_units, x_ptr, dy_ptr, cx, cx_ok, ky, ky_ok,
+                       H, W, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 1 - buf, ROWS,
+                       WP, XP, XNEED, XCOPY, LX)
+                cp.wait_group(1)
+                gl.thread_barrier()
+                acc = _dgrad(y_units, w_smem, buf, R, S, P, WP, XP, DLH, DLW, BLOCK, YT,
+                             MMA_D)
+                accs = _wgrad(accs, x_units, y_units, buf, R, S, ROWS, WP, XP, DLH, DLW,
+                              BLOCK, T16, MMA_W)
+                # The next copies overwrite the buffer just read.
+                gl.thread_barrier()
+                _store_dx(acc, item, end, pack, dx_ptr, sdn, sdc, sdh, sdw, CTOT, H, W,
+                          TILES_H, CG, GPT, ROWS, WP, P, BLOCK, MMA_D)
+        cp.wait_group(0)
+        store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
+                   sws, CG, KG, GPT, BLOCK, R, S, SPLIT, MMA_W)
+
+
+DTYPES = ("float16", "bfloat16")
+MAX_TAPS = 9  # accumulators the kernel holds, one a filter tap
+# Packs of one 16-wide tile, two warps. A 32-wide tile (groups of 17-32 channels) was slower
+# than the two kernels it replaces: ResNeXt-50 layer4.1 at batch 32, 25.3 against 21.1 us
+# (call 199), its nine [32, 32] accumulators and dX's beside them in every program.
+BLOCK, WARPS = 16, 2
+# Splits of the items: every split's programs compute dX's items too.
+SPLITS = (1, 2, 4, 8, 16, 32, 64, 128)
+CONFIGS = tuple(Config(BLOCK_M=pos, BLOCK_N=BLOCK, SPLIT_K=sk, num_warps=WARPS, num_stages=2)
+                for sk in SPLITS for pos in FLAT_POSITIONS)
+# The config the dispatcher runs (``pair_config``): items of 128 positions where a row of the
+# grid fits, else 64, else 256; splits giving about PROGRAMS_PER_SM programs an SM. On every
+# layer call 199 measured, that was the fastest config: ResNeXt-50 layer1.0, layer2.1 and
+# layer3.1 at batch 32 (SPLIT_K 32, 16, 8; 256 programs for 132 SMs).
+POSITIONS_ORDER = (128, 64, 256)
+PROGRAMS_PER_SM = 2
+# Whether an image's rows are shared evenly among its items (``item_consts``; a switch for
+# measuring what that brings).
+BALANCED_ROWS = True
+
+
+def same_padding_rejects(geom) -> str | None:
+    """Why dX's items of ``geom`` do not read dY on the grid X's lie on: a stride other
+    than 1 or padding other than dilation * (taps - 1) / 2 on each side."""
+    if geom.stride != (1, 1, 1):
+        return f"stride {geom.stride[1:]}: dX reads dY on X's grid at stride 1 only"
+    for taps, dl, lo, hi in ((geom.r, geom.dilation[1], geom.pad[1], geom.pads_hi[1]),
+                             (geom.s, geom.dilation[2], geom.pad[2], geom.pads_hi[2])):
+        if not (taps % 2 and lo == hi == dl * (taps - 1) // 2):
+            return (f"padding ({lo}, {hi}) for {taps} taps of dilation {dl}: dX's rows "
+                    "read dY's on X's grid only with 'same' padding and odd taps")
+    return None
+
+
+def supports(geom) -> str | None:
+    """Why the fused kernel does not take ``geom``."""
+    if geom.dtype not in DTYPES:
+        return f"{geom.dtype}: the kernel takes {' and '.join(DTYPES)}"
+    if reason := (gluon_grouped_rejects(geom, MAX_TAPS, geom.c, geom.k)
+                  or same_padding_rejects(geom) or item_rejects(geom, FLAT_POSITIONS[-1])):
+        return reason
+    if max(geom.cg, geom.kg) > BLOCK:
+        return f"groups of {max(geom.cg, geom.kg)} channels: packs of one {BLOCK}-wide tile"
+    return None
+
+
+def pair_config(geom, device) -> Config | None:
+    """The config a backward pass of ``geom`` runs on ``device`` (None where none runs):
+    the first of POSITIONS_ORDER that fits, split (no more ways than items) so that the
+    programs come closest (in powers of two) to PROGRAMS_PER_SM an SM."""
+    if supports(geom) is not None:
+        return None
+    packs = cdiv(geom.g, square_pack_gpt(geom, BLOCK))
+    want = math.log2(max(PROGRAMS_PER_SM * device.sm_count / packs, 1))
+    for pos in POSITIONS_ORDER:
+        n_items = items(geom, Config(BLOCK_M=pos))
+        split = min((s for s in SPLITS if s <= n_items),
+                    key=lambda s: (abs(math.log2(s) - want), s))
+        cfg = Config(BLOCK_M=pos, BLOCK_N=BLOCK, SPLIT_K=split, num_warps=WARPS, num_stages=2)
+        if config_rejects(geom, cfg, device) is None:
+            return cfg
+    return None
+
+
+def config_rejects(geom, cfg: Config, device) -> str | None:
+    """Why ``cfg`` cannot run (or is mostly idle) on ``geom``."""
+    bn = cfg["BLOCK_N"]
+    if reason := (pack_rejects(geom, bn, device, geom.cg, geom.kg)
+                  or item_rejects(geom, cfg["BLOCK_M"])
+                  or flat_config_rejects(geom, cfg, FLAT_POSITIONS[0])):
+        return reason
+    if cfg["num_warps"] > bn // 8:
+        return f"num_warps={cfg['num_warps']} exceeds BLOCK_N={bn} / 8"
+    if cfg["num_warps"] > cfg["BLOCK_M"] // 16:
+        return f"num_warps={cfg['num_warps']} exceeds BLOCK_M={cfg['BLOCK_M']} / 16"
+    if reason := smem_check(smem_bytes(geom, cfg), device):
+        return reason
+    if cfg["SPLIT_K"] > items(geom, cfg):
+        return f"SPLIT_K={cfg['SPLIT_K']} exceeds the {items(geom, cfg)} items"
+    return None
+
+
+def smem_bytes(geom, cfg: Config) -> int:
+    """Two buffers of X's and dY's images, and dX's filter tiles."""
+    c, bn = item_consts(geom, cfg["BLOCK_M"]), cfg["BLOCK_N"]
+    return (4 * c["XP"] + geom.r * geom.s * bn) * bn * geom.elem_bytes
+
+
+def item_consts(geom, positions: int) -> dict:
+    """``flat_consts`` with an image's rows shared evenly among its items. dW's mmas stop
+    at an item's last row (``_wgrad``; ROWS fixes their count), so a 14-row map in items
+    of 7 and 7 rows runs 7 chunks of 16 positions an item, where 8 and 6 would run 8."""
+    c = flat_consts(geom, positions)
+    oh, amax = geom.out_spatial[1], (geom.r - 1) * geom.dilation[1]
+    if BALANCED_ROWS:
+        c["ROWS"] = cdiv(oh, cdiv(oh, c["ROWS"]))
+        c["XNEED"] = (c["ROWS"] + amax) * c["WP"]
+    return c
+
+
+def items(geom, cfg: Config) -> int:
+    """Items of ``geom``: ROWS rows of one image each."""
+    return geom.n * cdiv(geom.out_spatial[1], item_consts(geom, cfg["BLOCK_M"])["ROWS"])
+
+
+def launch(dy, x, w, dx, dw, geom, cfg: Config) -> None:
+    """dX into ``dx`` and dW into ``dw`` (``empty_grad``'s layouts; 5D views) of the batched
+    conv ``geom``, for the output gradient ``dy`` (4D tensors or their 5D views)."""
+    dy, x, w, dx, dw = (t.unsqueeze(2) if t.dim() == 4 else t for t in (dy, x, w, dx, dw))
+    bn, split = cfg["BLOCK_N"], cfg["SPLIT_K"]
+    c = item_consts(geom, cfg["BLOCK_M"])
+    gpt = square_pack_gpt(geom, bn)
+    dy, x = aligned_pixels(dy), aligned_pixels(x)
+    syn, _, _, syh, syw = strides5(dy)
+    sxn, _, _, sxh, sxw = strides5(x)
+    sdn, sdc, _, sdh, sdw = strides5(dx)
+    sfk, sfc, _, sfr, sfs = strides5(w)
+    swk, swc, _, swr, sws = strides5(dw)
+    n_items = items(geom, cfg)
+    call = GradCall(dy=dy, x=x, w=None, out=dw, geom=geom)
+    with split_slices(call, split, n_items) as (per_split, ws, slices):
+        launch_kernel(
+            backward_grouped_flat_kernel, (cdiv(geom.g, gpt), slices),
+            dy, x, w, dx, dw, ws,
+            geom.c, geom.k, geom.h, geom.w, geom.pad[1], geom.pad[2],
+            cdiv(geom.h, c["ROWS"]), n_items, per_split, geom.k * geom.cg * geom.r * geom.s,
+            syn, syh, syw, sxn, sxh, sxw, sdn, sdc, sdh, sdw,
+            sfk, sfc, sfr, sfs, swk, swc, swr, sws,
+            CG=geom.cg, KG=geom.kg, GPT=gpt, R=geom.r, S=geom.s, ROWS=c["ROWS"], WP=c["WP"],
+            P=c["P"], XP=c["XP"], XNEED=c["XNEED"], XCOPY=c["XCOPY"], BLOCK=bn,
+            DLH=geom.dilation[1], DLW=geom.dilation[2], SPLIT=split > 1,
+            NEXT=dependent_ok(dw.device), num_warps=cfg["num_warps"])

@@ -1,0 +1,320 @@
+"""Both gradients in one kernel (``backward_grouped_flat``) and the dispatcher's use of it,
+on the CPU: the interpreter cannot run Gluon, so these tests compile the kernel for sm_90,
+replay its index arithmetic in torch (float64) against torch's gradients, check its rules,
+its config rule and launch arguments, and that a backward pass takes it where the two
+directions' choices are the flat-grid kernels. tests/test_gpu_fused_backward.py runs it."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from convdispatch.dispatcher import autograd, fused_pair
+from convdispatch.kernels import backward_grouped_flat as fused
+from convdispatch.kernels.base import Config
+from convdispatch.kernels.device import KNOWN
+from convdispatch.kernels.flat_grid import flat_consts
+from convdispatch.kernels.geometry import ConvGeometry
+from convdispatch.kernels.grad_packed import square_pack_gpt
+from helpers import gluon_geom as G
+from helpers import gluon_ptx_sm90, run_without_interpreter
+
+pytestmark = pytest.mark.skipif(not fused.HAVE_GLUON, reason="this Triton has no Gluon")
+
+H100 = KNOWN["h100"]
+# ResNeXt-50 32x4d's stride-1 grouped layers at batch 32 (groups of 4, 8, 16 channels).
+LAYER1 = G(n=32, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1))
+LAYER2 = G(n=32, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
+LAYER3 = G(n=32, c=512, k=512, g=32, h=14, w=14, r=3, s=3, pad=(0, 1, 1))
+
+
+def cfg_of(positions: int, split: int) -> Config:
+    return Config(BLOCK_M=positions, BLOCK_N=fused.BLOCK, SPLIT_K=split,
+                  num_warps=fused.WARPS, num_stages=2)
+
+
+def _fused_emulation(geom: ConvGeometry, positions: int, x, w, dy):
+    """The kernel's arithmetic in torch (float64): an item's X and dY images on the flat
+    grid (zero past XNEED and the maps' edges, NaN past XCOPY: never copied, so never to be
+    read); dX from P positions at each tap's shift with the reversed tap's filter; dW from
+    dY's positions at the centre tap's shift (the positions past ROWS rows masked, the
+    16-position chunks past them not read) against X's at each tap's shift."""
+    c = fused.item_consts(geom, positions)
+    wp, rows, p, xp, need = c["WP"], c["ROWS"], c["P"], c["XP"], c["XNEED"]
+    live = rows * wp
+    chunked = -(-live // 16) * 16
+    _, dlh, dlw = geom.dilation
+    cg, kg = geom.cg, geom.kg
+    centre = (geom.r // 2) * dlh * wp + (geom.s // 2) * dlw
+    dx = torch.full((geom.n, geom.c, geom.h, geom.w), float("nan"), dtype=torch.float64)
+    dw = torch.zeros(geom.k, cg, geom.r, geom.s, dtype=torch.float64)
+    f = torch.arange(xp)
+    fp, fq = torch.arange(p) // wp, torch.arange(p) % wp
+    for n in range(geom.n):
+        for h0 in range(0, geom.h, rows):
+            ih = h0 + f // wp - geom.pad[1]
+            iw = f % wp - geom.pad[2]
+            ok = (f < need) & (ih >= 0) & (ih < geom.h) & (iw >= 0) & (iw < geom.w)
+            images = []
+            for t in (x, dy):
+                img = torch.zeros(xp, t.shape[1], dtype=torch.float64)
+                img[ok] = t[n, :, ih[ok], iw[ok]].T
+                img[c["XCOPY"]:] = float("nan")
+                images.append(img)
+            ximg, yimg = images
+            acc = torch.zeros(p, geom.c, dtype=torch.float64)
+            ydw = yimg[centre:centre + chunked].clone()
+            ydw[live:] = 0.0
+            for r in range(geom.r):
+                for s in range(geom.s):
+                    shift = r * dlh * wp + s * dlw
+                    for grp in range(geom.g):
+                        ks, cs = slice(grp * kg, grp * kg + kg), slice(grp * cg, grp * cg + cg)
+                        acc[:, cs] += (yimg[shift:shift + p, ks]
+                                       @ w[ks, :, geom.r - 1 - r, geom.s - 1 - s])
+                        dw[ks, :, r, s] += ydw[:, ks].T @ ximg[shift:shift + chunked, cs]
+            keep = (fp < rows) & (fq < geom.w) & (h0 + fp < geom.h)
+            dx[n, :, h0 + fp[keep], fq[keep]] = acc[keep].T
+    return dx, dw
+
+
+@pytest.mark.parametrize("geom", [
+    G(n=2, c=16, k=16, g=4, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+    G(n=1, c=16, k=32, g=4, h=11, w=13, r=3, s=3, pad=(0, 1, 1)),
+    G(n=1, c=16, k=16, g=2, h=15, w=19, r=3, s=1, pad=(0, 2, 0), dilation=(1, 2, 1)),
+    G(n=1, c=32, k=32, g=4, h=9, w=40, r=3, s=3, pad=(0, 2, 2), dilation=(1, 2, 2)),
+    G(n=1, c=16, k=16, g=2, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),
+], ids=["7x7", "c_ne_k", "3x1-dilated", "wide-dilated", "14x14-balanced"])
+@pytest.mark.parametrize("positions", [64, 128])
+def test_flat_layout_reproduces_both_gradients(geom, positions):
+    """Items, the images' halos, the reversed taps, the centre shift and the masked halo
+    row give torch's dX and dW (every pixel of dX written once)."""
+    if flat_consts(geom, positions)["WP"] > positions:
+        pytest.skip("no row fits")
+    torch.manual_seed(0)
+    x = torch.randn(geom.n, geom.c, geom.h, geom.w, dtype=torch.float64)
+    w = torch.randn(geom.k, geom.cg, geom.r, geom.s, dtype=torch.float64)
+    dy = torch.randn(geom.n, geom.k, geom.h, geom.w, dtype=torch.float64)
+    kw = dict(stride=1, padding=geom.pad[1:], dilation=geom.dilation[1:], groups=geom.g)
+    ref_dx = torch.nn.grad.conv2d_input(x.shape, w, dy, **kw)
+    ref_dw = torch.nn.grad.conv2d_weight(x, w.shape, dy, **kw)
+    dx, dw = _fused_emulation(geom, positions, x, w, dy)
+    assert float((dx - ref_dx).norm() / ref_dx.norm()) < 1e-12
+    assert float((dw - ref_dw).norm() / ref_dw.norm()) < 1e-12
+
+
+COMPILE_CASES = [
+    (LAYER1, cfg_of(128, 32)), (LAYER3, cfg_of(64, 8)),
+    (G(n=2, c=96, k=96, g=16, h=20, w=20, r=3, s=1, pad=(0, 1, 0), dtype="bfloat16"),
+     cfg_of(256, 1)),
+]
+
+
+def ptx_sm90(case: int) -> tuple[str, int]:
+    """PTX and shared memory of COMPILE_CASES[case] (in a process without the interpreter:
+    ``_CHILD``)."""
+    geom, cfg = COMPILE_CASES[case]
+    c = fused.item_consts(geom, cfg["BLOCK_M"])
+    cons = dict(CG=geom.cg, KG=geom.kg, GPT=square_pack_gpt(geom, cfg["BLOCK_N"]), R=geom.r,
+                S=geom.s, ROWS=c["ROWS"], WP=c["WP"], P=c["P"], XP=c["XP"],
+                XNEED=c["XNEED"], XCOPY=c["XCOPY"], BLOCK=cfg["BLOCK_N"],
+                DLH=geom.dilation[1], DLW=geom.dilation[2], SPLIT=cfg["SPLIT_K"] > 1,
+                NEXT=True)
+    el = {"float16": "*fp16", "bfloat16": "*bf16"}[geom.dtype]
+    pointers = {"dy_ptr": el, "x_ptr": el, "w_ptr": el, "dx_ptr": el, "dw_ptr": el,
+                "ws_ptr": "*fp32"}
+    aligned = (*pointers, "syn", "syh", "syw", "sxn", "sxh", "sxw", "CTOT", "KTOT",
+               "WS_STRIDE")
+    return gluon_ptx_sm90(fused.backward_grouped_flat_kernel, pointers, cons, aligned,
+                          cfg["num_warps"])
+
+
+_CHILD = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import test_backward_grouped_flat as T
+ptx, shared = T.ptx_sm90(int(sys.argv[2]))
+open(sys.argv[3], "w").write(ptx)
+print(shared)
+"""
+
+
+@pytest.mark.parametrize("case", range(len(COMPILE_CASES)),
+                         ids=["cg4", "cg16-7rows", "cg6-3x1-bf16-unsplit"])
+def test_kernel_compiles_for_sm90(case, tmp_path):
+    """The kernel compiles for sm_90 with the shared memory ``smem_bytes`` counts, cp.async
+    copies of 16 bytes (8 where packs start on 8), and one mma for each of dX's tiles a
+    tap and each of dW's 16-position chunks up to the item's rows a tap (none past them)."""
+    geom, cfg = COMPILE_CASES[case]
+    out = tmp_path / "kernel.ptx"
+    smem = int(run_without_interpreter(_CHILD, str(Path(__file__).parent), str(case), str(out),
+                                       timeout=240).split()[-1])
+    ptx = out.read_text()
+    c = fused.item_consts(geom, cfg["BLOCK_M"])
+    bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
+    assert smem == fused.smem_bytes(geom, cfg)
+    taps = geom.r * geom.s
+    dgrad = taps * (c["P"] // (16 * nw)) * (bn // 8) * (bn // 16)
+    wgrad = -(-c["ROWS"] * c["WP"] // 16) * taps * (bn // 16) * (bn // 8 // nw)
+    assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx)) == 2 * (dgrad + wgrad)
+    sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
+    # A pack of 12 channels (two groups of 6) starts every other pack on 8 bytes.
+    pack = square_pack_gpt(geom, bn) * geom.cg
+    assert sizes == ({"0x10"} if pack % 8 == 0 else {"0x8"}), sizes
+    assert ("griddepcontrol.launch_dependents" in ptx) == (cfg["SPLIT_K"] > 1)
+
+
+@pytest.mark.parametrize("geom,why", [
+    (dataclasses.replace(LAYER2, stride=(1, 2, 2)), "stride (2, 2)"),
+    (dataclasses.replace(LAYER2, pad=(0, 1, 0)), "'same' padding"),
+    (dataclasses.replace(LAYER2, pad=(0, 1, 1), pad_hi=(0, 1, 2)), "'same' padding"),
+    (G(n=1, c=64, k=64, g=16, h=8, w=8, r=2, s=2, pad=(0, 1, 1)), "odd taps"),
+    (G(n=1, c=64, k=64, g=16, h=8, w=8, r=5, s=5, pad=(0, 2, 2)), "taps"),
+    (G(n=1, c=256, k=256, g=8, h=7, w=7, r=3, s=3, pad=(0, 1, 1)), "groups of 32"),
+    (G(n=1, c=64, k=64, g=16, d=4, h=8, w=8, t=3, r=3, s=3, pad=(1, 1, 1), dims=3), "2D"),
+    (dataclasses.replace(LAYER2, layout="contiguous"), "channels_last"),
+    (dataclasses.replace(LAYER2, dtype="float32"), ""),
+])
+def test_rules(geom, why):
+    reason = fused.supports(geom)
+    assert reason is not None and why in reason
+
+
+def test_configs_fit_every_supported_layer():
+    """Every config the kernel offers on the issue-2 layers fits the H100's shared memory,
+    and a split is never more than the items."""
+    for geom in (LAYER1, LAYER2, LAYER3):
+        ok = [cfg for cfg in fused.CONFIGS if fused.config_rejects(geom, cfg, H100) is None]
+        assert ok
+        for cfg in ok:
+            assert fused.smem_bytes(geom, cfg) <= H100.smem_bytes
+            assert cfg["SPLIT_K"] <= fused.items(geom, cfg)
+    too_many = cfg_of(128, 128)
+    small = G(n=2, c=64, k=64, g=16, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
+    assert "exceeds the" in fused.config_rejects(small, too_many, H100)
+
+
+def test_pair_config_rule():
+    """The measured best of call 199 (items of 128 positions, 256 programs for 132 SMs);
+    splits follow the SM count; items of 64 where 128 positions are twice the image."""
+    assert [fused.pair_config(g, H100)["SPLIT_K"] for g in (LAYER1, LAYER2, LAYER3)] == [
+        32, 16, 8]
+    assert {fused.pair_config(g, H100)["BLOCK_M"] for g in (LAYER1, LAYER2, LAYER3)} == {128}
+    half = dataclasses.replace(H100, sm_count=66)
+    assert fused.pair_config(LAYER1, half)["SPLIT_K"] == 16
+    small = G(n=64, c=512, k=512, g=32, h=6, w=6, r=3, s=3, pad=(0, 1, 1))
+    assert fused.pair_config(small, H100)["BLOCK_M"] == 64
+    many_packs = G(n=8, c=4096, k=4096, g=1024, h=14, w=14, r=3, s=3, pad=(0, 1, 1))
+    assert fused.pair_config(many_packs, H100)["SPLIT_K"] == 1  # 256 packs
+    assert fused.pair_config(dataclasses.replace(LAYER2, stride=(1, 2, 2)), H100) is None
+    # 12 items (4 an image of 23 rows): no more splits than items
+    few = G(n=3, c=64, k=128, g=8, h=23, w=17, r=3, s=3, pad=(0, 1, 1))
+    cfg = fused.pair_config(few, H100)
+    assert cfg["SPLIT_K"] == 8 and fused.items(few, cfg) == 12
+
+
+def test_items_share_an_image_evenly():
+    """14 rows in items of 7 (not 8 and 6), 56 in items of 2, 28 in items of 4."""
+    assert [fused.item_consts(g, 128)["ROWS"] for g in (LAYER3, LAYER1, LAYER2)] == [7, 2, 4]
+    c = fused.item_consts(LAYER3, 128)
+    assert c["XNEED"] == (7 + 2) * c["WP"] and fused.items(LAYER3, cfg_of(128, 8)) == 64
+
+
+def test_launch_binds_every_argument(monkeypatch):
+    """The launch (not run) passes every kernel argument once: the strides of dY, X, dX, the
+    filter and dW by the kernel's names, a grid of packs x splits, and a split launch
+    adds its slices into dW after it."""
+    from convdispatch.dispatcher.launch import empty_grad
+    from convdispatch.kernels import wgrad_gemm
+
+    calls = []
+    record = lambda k, grid, *a, **kw: calls.append((k, grid, a, kw))  # noqa: E731
+    monkeypatch.setattr(fused, "launch_kernel", record)
+    monkeypatch.setattr(wgrad_gemm, "launch_kernel", record)
+    geom = G(n=2, c=64, k=128, g=8, h=9, w=11, r=3, s=3, pad=(0, 1, 1))
+    fmt = torch.channels_last
+    x = torch.randn(2, 64, 9, 11, dtype=torch.float16).to(memory_format=fmt)
+    w = torch.randn(128, 8, 3, 3, dtype=torch.float16).to(memory_format=fmt)
+    dy = torch.randn(2, 128, 9, 11, dtype=torch.float16).to(memory_format=fmt)
+    dx, dw = empty_grad("dgrad", x, w), empty_grad("wgrad", x, w)
+    cfg = cfg_of(64, 4)
+    fused.launch(dy, x, w, dx, dw, geom, cfg)
+    (kernel, grid, args, kwargs), (reduce, *_) = calls
+    assert kernel is fused.backward_grouped_flat_kernel
+    assert reduce is wgrad_gemm.wgrad_reduce_kernel
+    names = kernel.arg_names
+    bound = dict(zip(names, args))
+    assert not set(bound) & set(kwargs)
+    assert set(names) <= set(bound) | set(kwargs)
+    # 6 items (3 an image) split 4 ways: 3 slices of 2
+    assert grid == (geom.g // square_pack_gpt(geom, 16), 3) and bound["ITEMS_PER_SPLIT"] == 2
+    assert (bound["syn"], bound["syh"], bound["syw"]) == (dy.stride(0), *dy.stride()[2:])
+    assert (bound["sxn"], bound["sxh"], bound["sxw"]) == (x.stride(0), *x.stride()[2:])
+    assert (bound["sdn"], bound["sdc"], bound["sdh"], bound["sdw"]) == dx.stride()
+    assert (bound["sfk"], bound["sfc"], bound["sfr"], bound["sfs"]) == w.stride()
+    assert (bound["swk"], bound["swc"], bound["swr"], bound["sws"]) == dw.stride()
+    assert bound["ITEMS"] == fused.items(geom, cfg) and kwargs["SPLIT"] is True
+
+
+def _decided(families: dict):
+    """A ``decide`` stand-in choosing ``families[direction]``."""
+    class Dec:
+        def __init__(self, fam):
+            self.candidate = type("C", (), {"family": fam})()
+
+    def decide(geom, dev, chooser=None, direction="forward"):
+        return Dec(families[direction])
+    return decide
+
+
+def test_pair_config_only_where_both_choices_are_flat(monkeypatch):
+    from convdispatch.dispatcher import api, settings
+
+    flat = dict(zip(("dgrad", "wgrad"), fused_pair.PAIR))
+    monkeypatch.setattr(api, "decide", _decided(flat))
+    assert fused_pair.pair_config(LAYER1, H100) == fused.pair_config(LAYER1, H100)
+    assert "backward_grouped_flat:" in fused_pair.describe(LAYER1, H100)
+    monkeypatch.setattr(api, "decide", _decided(dict(flat, dgrad="dgrad_grouped_packed")))
+    assert fused_pair.pair_config(LAYER1, H100) is None
+    assert fused_pair.describe(LAYER1, H100) is None
+    monkeypatch.setattr(api, "decide", _decided(flat))
+    monkeypatch.setattr(fused_pair, "FUSE", False)
+    assert fused_pair.pair_config(LAYER1, H100) is None
+    monkeypatch.setattr(fused_pair, "FUSE", True)
+    with settings.force("dgrad_grouped_flat:BLOCK_M=128;BLOCK_N=16;ITEMS=8;num_stages=1;"
+                        "num_warps=2"):
+        assert fused_pair.pair_config(LAYER1, H100) is None
+
+
+def test_gradients_take_the_fused_kernel(monkeypatch):
+    """A backward pass needing dX and dW runs the fused kernel where ``pair_config`` gives
+    a config (and only then), and neither direction's own kernel."""
+    ran = []
+    monkeypatch.setattr(fused_pair, "pair_config", lambda g, d: cfg_of(128, 32))
+    monkeypatch.setattr(fused_pair, "run", lambda g, cfg, dy, x, w: ran.append(cfg) or (1, 2))
+    monkeypatch.setattr(autograd, "gradient", lambda *a, **kw: pytest.fail("one direction"))
+    dy = x = w = torch.zeros(1)
+    assert autograd.gradients(LAYER1, dy, x, w) == (1, 2) and ran == [cfg_of(128, 32)]
+    monkeypatch.setattr(autograd, "gradient", lambda g, d, *a, **kw: d)
+    assert autograd.gradients(LAYER1, dy, x, w, need_w=False) == ("dgrad", None)
+    monkeypatch.setattr(fused_pair, "pair_config", lambda g, d: None)
+    assert autograd.gradients(LAYER1, dy, x, w) == ("dgrad", "wgrad")
+    assert len(ran) == 1
+
+
+def test_explain_names_the_fused_pair():
+    """With the shipped H100 models, ResNeXt-50 layer1.0's directions both choose the flat
+    kernels, so explain() names the fused kernel for dgrad and wgrad (not forward); the
+    stride-2 layer2.0 runs its two choices."""
+    from convdispatch.dispatcher.explain import explain
+
+    for direction in ("dgrad", "wgrad"):
+        e = explain(LAYER1, gpu="h100", direction=direction)
+        assert e.pair is not None and "backward_grouped_flat:" in str(e)
+        assert e.to_dict()["pair"] == e.pair
+    assert explain(LAYER1, gpu="h100").pair is None
+    assert explain(dataclasses.replace(LAYER2, stride=(1, 2, 2)), gpu="h100",
+                   direction="wgrad").pair is None

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Device call 201 (2026-11-27, thirty-third session), on an H100 (call 200 ran on an
+# H200): the fused backward pass's GPU tests (pair_config now splits no more ways than
+# items), every config on the issue-2 layers it takes against the two kernels it
+# replaces, items of evenly shared rows against ROWS and a remainder, and the issue-2
+# grouped one backward pass benchmark, twice.
+source validation/gpu/env.sh
+rm -rf "$RES" && mkdir -p "$RES"
+envinfo | tee "$RES/env.txt"
+trap pack EXIT
+step gpu_tests 150 env CONVDISPATCH_GPU_TESTS=1 python3 -m pytest -q \
+  tests/test_gpu_fused_backward.py tests/test_gpu_grad.py -k "fused or overlap"
+step fused_fp16 170 python3 validation/gpu/probe_fused_backward.py "$RES/fused_fp16.csv" float16
+for run in 1 2; do
+  step bwd_grouped_$run 120 python3 -m convdispatch.validation.bench_backward \
+    --suite issue2 --chooser model --rep-ms 5 --directions full \
+    --categories grouped --out "$RES/bwd_grouped_$run"
+done
+step bwd_grouped_bf16 120 python3 -m convdispatch.validation.bench_backward \
+  --suite issue2 --chooser model --rep-ms 5 --directions full --dtype bfloat16 \
+  --categories grouped --out "$RES/bwd_grouped_bf16"
