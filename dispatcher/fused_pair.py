@@ -1,11 +1,11 @@
 """Backward passes that compute dX and dW in one kernel (``backward_grouped_flat``).
 
-Where the dgrad and wgrad choosers both pick the flat-grid grouped kernels
-(``dgrad_grouped_flat``, ``wgrad_grouped_flat``) on a geometry the fused kernel takes, a
-backward pass that needs both gradients runs that one kernel instead: the two copy the same
-items of dY into shared memory, and the fused kernel copies them once. Its config comes
-from the family's rule (``backward_grouped_flat.pair_config``), not from a model: the
-sweeps and models hold one direction a row. Nothing is timed at call time.
+Where the wgrad chooser picks the flat-grid grouped kernel (``wgrad_grouped_flat``) on a
+geometry the fused kernel takes, a backward pass that needs both gradients runs the fused
+kernel instead of the two directions' choices: it is that wgrad kernel's items and copies
+with dX computed from the same copy of dY (the dgrad choices it replaced read dY again).
+Its config comes from the family's rule (``backward_grouped_flat.pair_config``), not from a
+model: the sweeps and models hold one direction a row. Nothing is timed at call time.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from ..kernels.launcher import Plan, Recorder
 from .launch import as5d, empty_grad
 from .settings import forced
 
-# The families whose choice for both directions the fused kernel stands in for.
-PAIR = ("dgrad_grouped_flat", "wgrad_grouped_flat")
+# The wgrad family whose choice the fused kernel extends to dX.
+WGRAD = "wgrad_grouped_flat"
 # Whether passes fuse where they may (a switch for measuring what fusing brings).
 FUSE = True
 # Call signature -> recorded launches of the fused kernel (cleared by ``api.clear_cache``).
@@ -38,11 +38,10 @@ def pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
     from .api import decide
 
     try:
-        chosen = tuple(decide(geom, dev, direction=d).candidate.family
-                       for d in ("dgrad", "wgrad"))
+        chosen = [decide(geom, dev, direction=d).candidate.family for d in ("dgrad", "wgrad")]
     except RuntimeError:  # a direction without a kernel
         return None
-    if chosen != PAIR:
+    if chosen[1] != WGRAD:
         return None
     return fused.pair_config(geom, dev)
 
@@ -54,8 +53,8 @@ def describe(geom: ConvGeometry, dev: DeviceSpec) -> str | None:
     if cfg is None:
         return None
     return (f"a backward pass needing dX and dW runs both in one kernel: "
-            f"backward_grouped_flat:{cfg} ({PAIR[0]} and {PAIR[1]} chosen; the config by "
-            f"rule, kernels/backward_grouped_flat.py)")
+            f"backward_grouped_flat:{cfg} ({WGRAD} chosen for dW; the config by rule, "
+            f"kernels/backward_grouped_flat.py)")
 
 
 def pass_choice(geom: ConvGeometry, dev: DeviceSpec) -> str:

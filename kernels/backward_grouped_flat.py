@@ -1,24 +1,27 @@
-"""Both gradients of a stride-1 few-channel grouped conv in one kernel, dY read once (Gluon).
+"""Both gradients of a few-channel grouped conv in one kernel, dY read once (Gluon).
 
-``dgrad_grouped_flat`` (``grouped_flat`` on dY with the filter's taps reversed) and
-``wgrad_grouped_flat`` each copy an item of dY into shared memory: at a stride of 1 with
-"same" padding (H = OH, W = OW, pad = dilation * (taps - 1) / 2) dX's item of ROWS rows
-reads dY's rows on the very flat grid that the item's input rows lie on (``flat_grid``):
-dY's image with its halo is laid out as X's is. Here one program copies both images of an
-item once and computes from them
-- dX's ROWS rows: each tap one mma of the [P, BLOCK] run of dY at the tap's shift with
-  the block-diagonal transposed filter tile of the reversed tap (as ``grouped_flat``);
-- every tap's dW partial: dY's positions (the run at the centre tap's shift, the halo row
-  below masked out) against X's run at the tap's shift, 16 positions an mma (as
-  ``wgrad_grouped_flat``), split over items and added in a fixed order
-  (``wgrad_gemm.reduce_splits``): no atomics.
+``wgrad_grouped_flat`` lays an item (ROWS rows of dY) out on a flat grid of stride-phase
+images of X (``flat_grid``), and the dgrad choices beside it read dY again. Here one
+program copies an item's X phase images and dY's image once and computes from them
+- every tap's dW partial: dY's positions against X's run at the tap's shift, 16
+  positions an mma (as ``wgrad_grouped_flat``; the positions past the item's ROWS rows,
+  which dX reads, masked), split over items and added in a fixed order
+  (``wgrad_gemm.reduce_splits``): no atomics;
+- dX on the item's owned grid rows (ROWS of them from row A0 = pad // stride), a phase
+  image at a time: phase position g receives dY[g - shift] times each of the phase's
+  taps, so each tap is one mma of dY's [P, BLOCK] run D0 - shift positions into its
+  image (which starts AMAX - A0 rows above the item) with the tap's transposed
+  block-diagonal tile. Items cover both dY's rows and the grid rows holding X's
+  (``item_consts``), so every pixel of dX is written once; a phase no tap reaches is
+  written zero.
 
-dY crosses L2 once instead of twice and an item's copies are issued once. Zeros of the
-block-diagonal tiles are multiplied, so Inf or NaN spreads across a pack's groups as in
-the two kernels it replaces.
+dY crosses L2 once instead of twice, an item's copies are issued once, and no dgrad
+stride-phase launches remain. Zeros of the block-diagonal tiles are multiplied, so Inf or
+NaN spreads across a pack's groups as in the kernels it replaces. The dispatcher runs it
+for a backward pass needing both gradients (``dispatcher/fused_pair.py``).
 
 Gluon has no interpreter: tests/test_backward_grouped_flat.py compiles it for sm_90 on the
-CPU; tests/test_gpu_grad.py runs it.
+CPU and replays its index arithmetic in torch; tests/test_gpu_fused_backward.py runs it.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from .flat_grid import FLAT_POSITIONS, flat_config_rejects, flat_consts, item_re
 from .gluon_common import HAVE_GLUON, aligned_pixels, gluon_grouped_rejects, pack_rejects
 from .grad_packed import square_pack_gpt
 from .launcher import launch_kernel
-from .wgrad_gemm import split_slices
+from .wgrad_gemm import split_slices, split_steps
 
 if HAVE_GLUON:
     from triton.experimental import gluon
@@ -40,94 +43,114 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import UNITS, copy_phases, row_layout, tap_rows
+    from .flat_grid import UNITS, copy_phases, row_layout, row_units, tap_rows
     from .gluon_wgrad import pack_channels, release_reduction, store_taps
 
     @gluon.jit
-    def _issue(item, end, x_units, y_units, x_ptr, dy_ptr, cx, cx_ok, ky, ky_ok, H, W, pdh,
-               pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, BUF: gl.constexpr,
+    def _run(units, FIRST: gl.constexpr, LEN: gl.constexpr, BUF: gl.constexpr,
+             XP: gl.constexpr, BLOCK: gl.constexpr, SH: gl.constexpr):
+        """Rows FIRST.. (LEN of them) of buffer BUF of dY's image, a [LEN, BLOCK] view."""
+        return units.index((BUF * XP + FIRST) * row_units(BLOCK))._reinterpret(
+            units.dtype, [LEN, BLOCK], SH)
+
+    @gluon.jit
+    def _issue(item, end, x_units, y_units, x_ptr, dy_ptr, cx, cx_ok, ky, ky_ok, H, W, OH,
+               OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, BUF: gl.constexpr,
                ROWS: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, XNEED: gl.constexpr,
-               XCOPY: gl.constexpr, LX: gl.constexpr):
-        """Start copying the item's X and dY images (with their halos) into buffer BUF, one
-        cp.async group; zeros unless the item is live."""
+               XCOPY: gl.constexpr, YNEED: gl.constexpr, NPH: gl.constexpr,
+               STH: gl.constexpr, STW: gl.constexpr, YPH: gl.constexpr, YPW: gl.constexpr,
+               LX: gl.constexpr):
+        """Start copying the item's X phase images and dY's image (from YPH rows above and
+        YPW columns left of the item's first position) into buffer BUF, one cp.async group;
+        zeros unless the item is live."""
         live = item < end
         n = item // TILES_H
         oh0 = (item % TILES_H) * ROWS
         copy_phases(x_units, x_ptr, n, oh0, live, cx, cx_ok, H, W, pdh, pdw, sxn, sxh, sxw,
-                    BUF, WP, XP, XNEED, XCOPY, 1, 1, 1, LX)
-        copy_phases(y_units, dy_ptr, n, oh0, live, ky, ky_ok, H, W, pdh, pdw, syn, syh, syw,
-                    BUF, WP, XP, XNEED, XCOPY, 1, 1, 1, LX)
+                    BUF, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX)
+        copy_phases(y_units, dy_ptr, n, oh0, live, ky, ky_ok, OH, OW, YPH, YPW, syn, syh, syw,
+                    BUF, WP, XP, YNEED, XCOPY, 1, 1, 1, LX)
         cp.commit_group()
 
     @gluon.jit
-    def _dgrad(y_units, w_smem, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
-               P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, DLH: gl.constexpr,
-               DLW: gl.constexpr, BLOCK: gl.constexpr, YT: gl.constexpr, MMA: gl.constexpr):
-        """dX's item from dY's image in buffer BUF: a tap's mma of its P-position run with
-        the tap's tile (``w_smem`` holds them in shift order, taps reversed)."""
+    def _dgrad_phase(y_units, w_smem, BUF: gl.constexpr, PH: gl.constexpr, R: gl.constexpr,
+                     S: gl.constexpr, P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
+                     STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr,
+                     DLW: gl.constexpr, D0: gl.constexpr, BLOCK: gl.constexpr,
+                     YT: gl.constexpr, MMA: gl.constexpr):
+        """dX's phase PH on the item's P grid positions from its first owned row: each tap
+        of that phase one mma of dY's run D0 - (the tap's shift) positions into the buffer
+        with the tap's transposed tile (a phase no tap reaches stays zero)."""
         A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
         B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
         acc = gl.zeros([P, BLOCK], gl.float32, MMA)
         for t in gl.static_range(R * S):
-            a = tap_rows(y_units, t, 0, P, BUF, S, WP, XP, 1, 1, 1, DLH, DLW, BLOCK,
-                         YT).load(A_L)
-            b = w_smem.index(t).permute((1, 0)).load(B_L)
-            acc = mma_v2(a, b, acc)
+            if ((t // S) * DLH % STH) * STW + (t % S) * DLW % STW == PH:
+                a = _run(y_units, D0 - ((t // S) * DLH // STH) * WP - (t % S) * DLW // STW,
+                         P, BUF, XP, BLOCK, YT).load(A_L)
+                b = w_smem.index(t).permute((1, 0)).load(B_L)
+                acc = mma_v2(a, b, acc)
         return acc
 
     @gluon.jit
     def _wgrad(accs, x_units, y_units, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
-               ROWS: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, DLH: gl.constexpr,
-               DLW: gl.constexpr, BLOCK: gl.constexpr, T16: gl.constexpr,
-               MMA: gl.constexpr):
+               ROWS: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, NPH: gl.constexpr,
+               STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
+               Y0: gl.constexpr, BLOCK: gl.constexpr, XT16: gl.constexpr,
+               YT16: gl.constexpr, MMA: gl.constexpr):
         """Every tap's dot over the item in buffer BUF, 16 positions at a time: dY's
-        positions are its image's run at the centre tap's shift; those past the item's
-        ROWS rows (dY's halo row, which dX reads) are masked out."""
+        positions from Y0 into its image; those past the item's ROWS rows (which dX reads)
+        are masked out, and chunks wholly past them not run."""
         A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
         B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
-        CENTRE: gl.constexpr = (R // 2) * S + S // 2
         LIVE: gl.constexpr = ROWS * WP
         for i in gl.static_range((LIVE + 15) // 16):
-            a = tap_rows(y_units, CENTRE, i * 16, 16, BUF, S, WP, XP, 1, 1, 1, DLH, DLW,
-                         BLOCK, T16).permute((1, 0)).load(A_L)
+            a = _run(y_units, Y0 + i * 16, 16, BUF, XP, BLOCK, YT16).permute((1, 0)).load(A_L)
             if (i + 1) * 16 > LIVE:
                 f = gl.arange(0, 16, layout=gl.SliceLayout(0, A_L))
                 a = gl.where(gl.expand_dims(f < LIVE - i * 16, 0), a, gl.zeros_like(a))
             new = ()
             for t in gl.static_range(R * S):
-                b = tap_rows(x_units, t, i * 16, 16, BUF, S, WP, XP, 1, 1, 1, DLH, DLW,
-                             BLOCK, T16).load(B_L)
+                b = tap_rows(x_units, t, i * 16, 16, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW,
+                             BLOCK, XT16).load(B_L)
                 new = new + (mma_v2(a, b, accs[t]),)
             accs = new
         return accs
 
     @gluon.jit
-    def _store_dx(acc, item, end, pack, dx_ptr, sdn, sdc, sdh, sdw, CTOT, H, W, TILES_H,
-                  CG: gl.constexpr, GPT: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr,
-                  P: gl.constexpr, BLOCK: gl.constexpr, MMA: gl.constexpr):
-        """The item's positions that are pixels of dX (none unless it is live)."""
+    def _store_dx(acc, item, end, pack, dx_ptr, sdn, sdc, sdh, sdw, CTOT, H, W, pdh, pdw,
+                  TILES_H, PH: gl.constexpr, CG: gl.constexpr, GPT: gl.constexpr,
+                  ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr, A0: gl.constexpr,
+                  STH: gl.constexpr, STW: gl.constexpr, BLOCK: gl.constexpr,
+                  MMA: gl.constexpr):
+        """Phase PH of the item's owned grid rows (ROWS from row A0) where they are pixels
+        of dX (none unless the item is live)."""
         n = item // TILES_H
-        h0 = (item % TILES_H) * ROWS
+        a0 = (item % TILES_H) * ROWS + A0
         f = gl.arange(0, P, layout=gl.SliceLayout(1, MMA))
         j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
         p = f // WP
-        q = f % WP
+        h = (a0 + p) * STH + PH // STW - pdh
+        w = (f % WP) * STW + PH % STW - pdw
         c = pack * (GPT * CG) + j
-        ok = (gl.expand_dims((item < end) & (p < ROWS) & (q < W) & (h0 + p < H), 1)
+        ok = (gl.expand_dims((item < end) & (p < ROWS) & (h >= 0) & (h < H) & (w >= 0)
+                             & (w < W), 1)
               & gl.expand_dims((j < GPT * CG) & (c < CTOT), 0))
-        off = gl.expand_dims(n * sdn + (h0 + p) * sdh + q * sdw, 1) + gl.expand_dims(c * sdc, 0)
+        off = gl.expand_dims(n * sdn + h * sdh + w * sdw, 1) + gl.expand_dims(c * sdc, 0)
         gl.store(dx_ptr + off, acc.to(dx_ptr.dtype.element_ty), mask=ok)
 
     @gluon.jit
     def backward_grouped_flat_kernel(
         dy_ptr, x_ptr, w_ptr, dx_ptr, dw_ptr, ws_ptr,
-        CTOT, KTOT, H, W, pdh, pdw, TILES_H, ITEMS, ITEMS_PER_SPLIT, WS_STRIDE,
+        CTOT, KTOT, H, W, OH, OW, pdh, pdw, TILES_H, ITEMS, ITEMS_PER_SPLIT, WS_STRIDE,
         syn, syh, syw, sxn, sxh, sxw, sdn, sdc, sdh, sdw,
         sfk, sfc, sfr, sfs, swk, swc, swr, sws,
         CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
         S: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
-        XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr, BLOCK: gl.constexpr,
-        DLH: gl.constexpr, DLW: gl.constexpr, SPLIT: gl.constexpr, NEXT: gl.constexpr,
+        XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr, NPH: gl.constexpr,
+        YNEED: gl.constexpr, A0: gl.constexpr, AMAX: gl.constexpr, BMAX: gl.constexpr,
+        BLOCK: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr,
+        DLW: gl.constexpr, SPLIT: gl.constexpr, NEXT: gl.constexpr,
     ):
         release_reduction(SPLIT, NEXT)
         NW: gl.constexpr = gl.num_warps()
@@ -144,17 +167,24 @@ if HAVE_GLUON:
         SW: gl.constexpr = gl.SwizzledSharedLayout(
             vec=8 if BLOCK >= 32 else 1, per_phase=2 if BLOCK >= 32 else 1,
             max_phase=4 if BLOCK >= 32 else 1, order=[1, 0])
+        # dY's image starts AMAX - A0 rows above and BMAX columns left of the item's first
+        # position: position D0 of it is where dX's first owned grid position reads at a
+        # shift of 0, Y0 the item's first dY position.
+        D0: gl.constexpr = AMAX * WP + BMAX
+        Y0: gl.constexpr = D0 - A0 * WP
         pack = gl.program_id(0)
         pid_s = gl.program_id(1)
-        XR: gl.constexpr = 2 * XP
+        XR: gl.constexpr = 2 * NPH * XP
+        YR: gl.constexpr = 2 * XP
         x_units = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [XR, BLOCK],
                                             row_layout(XR, BLOCK, XR))._reinterpret(
             x_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
-        y_units = gl.allocate_shared_memory(dy_ptr.dtype.element_ty, [XR, BLOCK],
-                                            row_layout(XR, BLOCK, XR))._reinterpret(
-            dy_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
-        YT: gl.constexpr = row_layout(P, BLOCK, XR)
-        T16: gl.constexpr = row_layout(16, BLOCK, XR)
+        y_units = gl.allocate_shared_memory(dy_ptr.dtype.element_ty, [YR, BLOCK],
+                                            row_layout(YR, BLOCK, YR))._reinterpret(
+            dy_ptr.dtype.element_ty, [YR * BLOCK // 8, 8], UNITS)
+        YT: gl.constexpr = row_layout(P, BLOCK, YR)
+        XT16: gl.constexpr = row_layout(16, BLOCK, XR)
+        YT16: gl.constexpr = row_layout(16, BLOCK, YR)
         w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [R * S, BLOCK, BLOCK], SW)
         c_glob, c_ok, k_glob, k_ok, first, end, accs = pack_channels(
             pack, pid_s, CTOT, KTOT, ITEMS, ITEMS_PER_SPLIT, CG, KG, GPT, BLOCK, R, S, L_CH,
@@ -163,11 +193,11 @@ if HAVE_GLUON:
         cx_ok = gl.expand_dims(c_ok, 0)
         ky = gl.expand_dims(k_glob, 0)
         ky_ok = gl.expand_dims(k_ok, 0)
-        _issue(first, end, x_units, y_units, x_ptr, dy_ptr, cx, cx_ok, ky, ky_ok, H, W, pdh,
-               pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 0, ROWS, WP, XP, XNEED, XCOPY, LX)
-        # dX's tiles, while the first copies are in flight: tile t (tap t's shift in dY's
-        # image) is the reversed tap's filter, rows dX's channels c, columns dY's k,
-        # block-diagonal.
+        _issue(first, end, x_units, y_units, x_ptr, dy_ptr, cx, cx_ok, ky, ky_ok, H, W, OH,
+               OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 0, ROWS, WP, XP, XNEED,
+               XCOPY, YNEED, NPH, STH, STW, AMAX - A0, BMAX, LX)
+        # dX's tiles, while the first copies are in flight: tile t is tap t's filter, rows
+        # dX's channels c, columns dY's k, block-diagonal.
         c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
         k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         kf = gl.expand_dims(pack * (GPT * KG) + k_rel, 0)
@@ -176,25 +206,39 @@ if HAVE_GLUON:
                 & gl.expand_dims(k_rel < GPT * KG, 0) & (kf < KTOT))
         f_off = kf * sfk + gl.expand_dims(c_rel % CG, 1) * sfc
         for t in gl.static_range(R * S):
-            tile = gl.load(w_ptr + (f_off + (R - 1 - t // S) * sfr + (S - 1 - t % S) * sfs),
-                           mask=f_ok, other=0.0)
+            tile = gl.load(w_ptr + (f_off + (t // S) * sfr + (t % S) * sfs), mask=f_ok,
+                           other=0.0)
             w_smem.index(t).store(tile)
         for it in range(0, ITEMS_PER_SPLIT, 2):
             for buf in gl.static_range(2):
                 item = first + it + buf
                 _issue(item + 1, end, x_units, y_units, x_ptr, dy_ptr, cx, cx_ok, ky, ky_ok,
-                       H, W, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 1 - buf, ROWS,
-                       WP, XP, XNEED, XCOPY, LX)
+                       H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 1 - buf,
+                       ROWS, WP, XP, XNEED, XCOPY, YNEED, NPH, STH, STW, AMAX - A0, BMAX, LX)
                 cp.wait_group(1)
                 gl.thread_barrier()
-                acc = _dgrad(y_units, w_smem, buf, R, S, P, WP, XP, DLH, DLW, BLOCK, YT,
-                             MMA_D)
-                accs = _wgrad(accs, x_units, y_units, buf, R, S, ROWS, WP, XP, DLH, DLW,
-                              BLOCK, T16, MMA_W)
-                # The next copies overwrite the buffer just read.
-                gl.thread_barrier()
-                _store_dx(acc, item, end, pack, dx_ptr, sdn, sdc, sdh, sdw, CTOT, H, W,
-                          TILES_H, CG, GPT, ROWS, WP, P, BLOCK, MMA_D)
+                if STH * STW == 1:
+                    acc = _dgrad_phase(y_units, w_smem, buf, 0, R, S, P, WP, XP, STH, STW,
+                                       DLH, DLW, D0, BLOCK, YT, MMA_D)
+                    accs = _wgrad(accs, x_units, y_units, buf, R, S, ROWS, WP, XP, NPH, STH,
+                                  STW, DLH, DLW, Y0, BLOCK, XT16, YT16, MMA_W)
+                    # The next copies overwrite the buffer just read.
+                    gl.thread_barrier()
+                    _store_dx(acc, item, end, pack, dx_ptr, sdn, sdc, sdh, sdw, CTOT, H, W,
+                              pdh, pdw, TILES_H, 0, CG, GPT, ROWS, WP, P, A0, STH, STW,
+                              BLOCK, MMA_D)
+                else:
+                    # A phase at a time: four [P, BLOCK] accumulators beside dW's would not
+                    # fit the registers.
+                    accs = _wgrad(accs, x_units, y_units, buf, R, S, ROWS, WP, XP, NPH, STH,
+                                  STW, DLH, DLW, Y0, BLOCK, XT16, YT16, MMA_W)
+                    for ph in gl.static_range(STH * STW):
+                        acc = _dgrad_phase(y_units, w_smem, buf, ph, R, S, P, WP, XP, STH,
+                                           STW, DLH, DLW, D0, BLOCK, YT, MMA_D)
+                        _store_dx(acc, item, end, pack, dx_ptr, sdn, sdc, sdh, sdw, CTOT, H,
+                                  W, pdh, pdw, TILES_H, ph, CG, GPT, ROWS, WP, P, A0, STH,
+                                  STW, BLOCK, MMA_D)
+                    gl.thread_barrier()
         cp.wait_group(0)
         store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
                    sws, CG, KG, GPT, BLOCK, R, S, SPLIT, MMA_W)
@@ -211,26 +255,30 @@ SPLITS = (1, 2, 4, 8, 16, 32, 64, 128)
 CONFIGS = tuple(Config(BLOCK_M=pos, BLOCK_N=BLOCK, SPLIT_K=sk, num_warps=WARPS, num_stages=2)
                 for sk in SPLITS for pos in FLAT_POSITIONS)
 # The config the dispatcher runs (``pair_config``): items of 128 positions where a row of the
-# grid fits, else 64, else 256; splits giving about PROGRAMS_PER_SM programs an SM. On every
-# layer call 199 measured, that was the fastest config: ResNeXt-50 layer1.0, layer2.1 and
-# layer3.1 at batch 32 (SPLIT_K 32, 16, 8; 256 programs for 132 SMs).
+# grid fits, else 64, else 256 (strided: 64 first); splits giving about PROGRAMS_PER_SM
+# programs an SM. On every layer calls 199-202 measured, that was the fastest config:
+# ResNeXt-50 layer1.0, layer2.1 and layer3.1 at batch 32 (SPLIT_K 32, 16, 8; 256 programs
+# for 132 SMs), and its stride-2 layer2.0 and layer3.0, whose four phase images a buffer
+# make items of 128 positions 1.14 and 1.08x slower than of 64 (call 202).
 POSITIONS_ORDER = (128, 64, 256)
+STRIDED_POSITIONS_ORDER = (64, 128, 256)
 PROGRAMS_PER_SM = 2
 # Whether an image's rows are shared evenly among its items (``item_consts``; a switch for
 # measuring what that brings).
 BALANCED_ROWS = True
 
 
-def same_padding_rejects(geom) -> str | None:
-    """Why dX's items of ``geom`` do not read dY on the grid X's lie on: a stride other
-    than 1 or padding other than dilation * (taps - 1) / 2 on each side."""
-    if geom.stride != (1, 1, 1):
-        return f"stride {geom.stride[1:]}: dX reads dY on X's grid at stride 1 only"
-    for taps, dl, lo, hi in ((geom.r, geom.dilation[1], geom.pad[1], geom.pads_hi[1]),
-                             (geom.s, geom.dilation[2], geom.pad[2], geom.pads_hi[2])):
-        if not (taps % 2 and lo == hi == dl * (taps - 1) // 2):
-            return (f"padding ({lo}, {hi}) for {taps} taps of dilation {dl}: dX's rows "
-                    "read dY's on X's grid only with 'same' padding and odd taps")
+def coverage_rejects(geom) -> str | None:
+    """Why the items' owned grid rows and columns (``item_consts``) do not cover dX: a top
+    padding past the filter's reach (the first owned row would start inside dY's halo)
+    or columns right of the grid."""
+    c = flat_consts(geom, FLAT_POSITIONS[-1])
+    _, sth, stw = geom.stride
+    amax = (geom.r - 1) * geom.dilation[1] // sth
+    if geom.pad[1] // sth > amax:
+        return f"top padding {geom.pad[1]} past the filter's reach at stride {sth}"
+    if c["WP"] * stw - geom.pad[2] < geom.w:
+        return f"a {c['WP']}-wide grid at stride {stw} leaves columns of the {geom.w} wide"
     return None
 
 
@@ -239,7 +287,7 @@ def supports(geom) -> str | None:
     if geom.dtype not in DTYPES:
         return f"{geom.dtype}: the kernel takes {' and '.join(DTYPES)}"
     if reason := (gluon_grouped_rejects(geom, MAX_TAPS, geom.c, geom.k)
-                  or same_padding_rejects(geom) or item_rejects(geom, FLAT_POSITIONS[-1])):
+                  or item_rejects(geom, FLAT_POSITIONS[-1]) or coverage_rejects(geom)):
         return reason
     if max(geom.cg, geom.kg) > BLOCK:
         return f"groups of {max(geom.cg, geom.kg)} channels: packs of one {BLOCK}-wide tile"
@@ -248,19 +296,23 @@ def supports(geom) -> str | None:
 
 def pair_config(geom, device) -> Config | None:
     """The config a backward pass of ``geom`` runs on ``device`` (None where none runs):
-    the first of POSITIONS_ORDER that fits, split (no more ways than items) so that the
-    programs come closest (in powers of two) to PROGRAMS_PER_SM an SM."""
+    the first of POSITIONS_ORDER (STRIDED_POSITIONS_ORDER) that fits, split (no more ways
+    than items) so that the programs come closest (in powers of two) to PROGRAMS_PER_SM an
+    SM; None where they would still be fewer than the SMs."""
     if supports(geom) is not None:
         return None
     packs = cdiv(geom.g, square_pack_gpt(geom, BLOCK))
     want = math.log2(max(PROGRAMS_PER_SM * device.sm_count / packs, 1))
-    for pos in POSITIONS_ORDER:
+    strided = geom.stride[1:] != (1, 1)
+    for pos in STRIDED_POSITIONS_ORDER if strided else POSITIONS_ORDER:
         n_items = items(geom, Config(BLOCK_M=pos))
         split = min((s for s in SPLITS if s <= n_items),
                     key=lambda s: (abs(math.log2(s) - want), s))
         cfg = Config(BLOCK_M=pos, BLOCK_N=BLOCK, SPLIT_K=split, num_warps=WARPS, num_stages=2)
         if config_rejects(geom, cfg, device) is None:
-            return cfg
+            # Fewer programs than SMs (small batches) were never measured against the two
+            # kernels, which then overlap on side streams: those passes keep them.
+            return cfg if packs * split_steps(n_items, split)[1] >= device.sm_count else None
     return None
 
 
@@ -283,26 +335,39 @@ def config_rejects(geom, cfg: Config, device) -> str | None:
 
 
 def smem_bytes(geom, cfg: Config) -> int:
-    """Two buffers of X's and dY's images, and dX's filter tiles."""
+    """Two buffers of X's phase images and dY's image, and dX's filter tiles."""
     c, bn = item_consts(geom, cfg["BLOCK_M"]), cfg["BLOCK_N"]
-    return (4 * c["XP"] + geom.r * geom.s * bn) * bn * geom.elem_bytes
+    return (2 * (c["NPH"] + 1) * c["XP"] + geom.r * geom.s * bn) * bn * geom.elem_bytes
 
 
 def item_consts(geom, positions: int) -> dict:
-    """``flat_consts`` with an image's rows shared evenly among its items. dW's mmas stop
-    at an item's last row (``_wgrad``; ROWS fixes their count), so a 14-row map in items
-    of 7 and 7 rows runs 7 chunks of 16 positions an item, where 8 and 6 would run 8."""
+    """``flat_consts`` for the fused kernel. An item is ROWS rows of dY (dW's positions) and
+    owns ROWS grid rows of X's phase images from row A0 (dX's pixels there), so items
+    cover both dY's OH rows and the grid rows holding X's: TILES_H an image, rows shared
+    evenly among them (dW's mmas stop at an item's last row: 14 rows in items of 7 run 7
+    chunks of 16 positions an item, where 8 and 6 would run 8). dY's image starts
+    AMAX - A0 rows above the item (dX's taps reach that far back); YNEED of its positions
+    hold what the owned rows read."""
     c = flat_consts(geom, positions)
-    oh, amax = geom.out_spatial[1], (geom.r - 1) * geom.dilation[1]
+    _, sth, stw = geom.stride
+    oh, ow = geom.out_spatial[1:]
+    amax = (geom.r - 1) * geom.dilation[1] // sth
+    bmax = (geom.s - 1) * geom.dilation[2] // stw
+    a0 = geom.pad[1] // sth
+    needed = max(oh, (geom.h - 1 + geom.pad[1]) // sth - a0 + 1)
+    tiles = cdiv(needed, c["ROWS"])
     if BALANCED_ROWS:
-        c["ROWS"] = cdiv(oh, cdiv(oh, c["ROWS"]))
-        c["XNEED"] = (c["ROWS"] + amax) * c["WP"]
+        c["ROWS"] = cdiv(needed, tiles)
+    c["TILES_H"] = cdiv(needed, c["ROWS"])
+    c["XNEED"] = (c["ROWS"] + amax) * c["WP"]
+    c["YNEED"] = min(c["ROWS"] * c["WP"] + amax * c["WP"] + bmax, c["XCOPY"])
+    c.update(A0=a0, AMAX=amax, BMAX=bmax)
     return c
 
 
 def items(geom, cfg: Config) -> int:
-    """Items of ``geom``: ROWS rows of one image each."""
-    return geom.n * cdiv(geom.out_spatial[1], item_consts(geom, cfg["BLOCK_M"])["ROWS"])
+    """Items of ``geom``: TILES_H an image."""
+    return geom.n * item_consts(geom, cfg["BLOCK_M"])["TILES_H"]
 
 
 def launch(dy, x, w, dx, dw, geom, cfg: Config) -> None:
@@ -319,16 +384,22 @@ def launch(dy, x, w, dx, dw, geom, cfg: Config) -> None:
     sfk, sfc, _, sfr, sfs = strides5(w)
     swk, swc, _, swr, sws = strides5(dw)
     n_items = items(geom, cfg)
+    oh, ow = geom.out_spatial[1:]
     call = GradCall(dy=dy, x=x, w=None, out=dw, geom=geom)
     with split_slices(call, split, n_items) as (per_split, ws, slices):
         launch_kernel(
             backward_grouped_flat_kernel, (cdiv(geom.g, gpt), slices),
             dy, x, w, dx, dw, ws,
-            geom.c, geom.k, geom.h, geom.w, geom.pad[1], geom.pad[2],
-            cdiv(geom.h, c["ROWS"]), n_items, per_split, geom.k * geom.cg * geom.r * geom.s,
+            geom.c, geom.k, geom.h, geom.w, oh, ow, geom.pad[1], geom.pad[2], c["TILES_H"],
+            n_items, per_split, geom.k * geom.cg * geom.r * geom.s,
             syn, syh, syw, sxn, sxh, sxw, sdn, sdc, sdh, sdw,
             sfk, sfc, sfr, sfs, swk, swc, swr, sws,
-            CG=geom.cg, KG=geom.kg, GPT=gpt, R=geom.r, S=geom.s, ROWS=c["ROWS"], WP=c["WP"],
-            P=c["P"], XP=c["XP"], XNEED=c["XNEED"], XCOPY=c["XCOPY"], BLOCK=bn,
-            DLH=geom.dilation[1], DLW=geom.dilation[2], SPLIT=split > 1,
+            CG=geom.cg, KG=geom.kg, GPT=gpt, R=geom.r, S=geom.s,
+            **{k: c[k] for k in KERNEL_CONSTS}, BLOCK=bn, STH=geom.stride[1],
+            STW=geom.stride[2], DLH=geom.dilation[1], DLW=geom.dilation[2], SPLIT=split > 1,
             NEXT=dependent_ok(dw.device), num_warps=cfg["num_warps"])
+
+
+# ``item_consts``'s entries the kernel takes as constexprs.
+KERNEL_CONSTS = ("ROWS", "WP", "P", "XP", "XNEED", "XCOPY", "NPH", "YNEED", "A0", "AMAX",
+                 "BMAX")

@@ -36,48 +36,66 @@ def cfg_of(positions: int, split: int) -> Config:
                   num_warps=fused.WARPS, num_stages=2)
 
 
+def _image(t, n, a0, rows0, cols0, sth, stw, rho, sig, need, c):
+    """Flat image (float64, [XP, channels]) whose grid position f holds
+    t[n, :, (a0 + f // WP) * sth + rho - rows0, (f % WP) * stw + sig - cols0]: zero past
+    ``need`` and the map's edges, NaN past XCOPY (never copied, so never to be read)."""
+    f = torch.arange(c["XP"])
+    ih = (a0 + f // c["WP"]) * sth + rho - rows0
+    iw = (f % c["WP"]) * stw + sig - cols0
+    ok = (f < need) & (ih >= 0) & (ih < t.shape[2]) & (iw >= 0) & (iw < t.shape[3])
+    img = torch.zeros(c["XP"], t.shape[1], dtype=torch.float64)
+    img[ok] = t[n, :, ih[ok], iw[ok]].T
+    img[c["XCOPY"]:] = float("nan")
+    return img
+
+
 def _fused_emulation(geom: ConvGeometry, positions: int, x, w, dy):
-    """The kernel's arithmetic in torch (float64): an item's X and dY images on the flat
-    grid (zero past XNEED and the maps' edges, NaN past XCOPY: never copied, so never to be
-    read); dX from P positions at each tap's shift with the reversed tap's filter; dW from
-    dY's positions at the centre tap's shift (the positions past ROWS rows masked, the
-    16-position chunks past them not read) against X's at each tap's shift."""
+    """The kernel's arithmetic in torch (float64), from ``item_consts``: an item's X phase
+    images and dY's image (from AMAX - A0 rows above, BMAX columns left); each phase of dX
+    on the item's owned grid rows, from dY's run D0 - (shift) positions in for each tap of
+    the phase; dW from dY's positions at Y0 (those past ROWS rows masked, 16-position
+    chunks past them not read) against each tap's phase at its shift. Every pixel of dX
+    is written by exactly one (item, phase, position)."""
     c = fused.item_consts(geom, positions)
-    wp, rows, p, xp, need = c["WP"], c["ROWS"], c["P"], c["XP"], c["XNEED"]
+    wp, rows, p = c["WP"], c["ROWS"], c["P"]
+    _, sth, stw = geom.stride
+    _, dlh, dlw = geom.dilation
     live = rows * wp
     chunked = -(-live // 16) * 16
-    _, dlh, dlw = geom.dilation
+    d0 = c["AMAX"] * wp + c["BMAX"]
+    y0 = d0 - c["A0"] * wp
     cg, kg = geom.cg, geom.kg
-    centre = (geom.r // 2) * dlh * wp + (geom.s // 2) * dlw
     dx = torch.full((geom.n, geom.c, geom.h, geom.w), float("nan"), dtype=torch.float64)
+    writes = torch.zeros(geom.n, geom.h, geom.w, dtype=torch.int64)
     dw = torch.zeros(geom.k, cg, geom.r, geom.s, dtype=torch.float64)
-    f = torch.arange(xp)
-    fp, fq = torch.arange(p) // wp, torch.arange(p) % wp
+    m = torch.arange(p)
     for n in range(geom.n):
-        for h0 in range(0, geom.h, rows):
-            ih = h0 + f // wp - geom.pad[1]
-            iw = f % wp - geom.pad[2]
-            ok = (f < need) & (ih >= 0) & (ih < geom.h) & (iw >= 0) & (iw < geom.w)
-            images = []
-            for t in (x, dy):
-                img = torch.zeros(xp, t.shape[1], dtype=torch.float64)
-                img[ok] = t[n, :, ih[ok], iw[ok]].T
-                img[c["XCOPY"]:] = float("nan")
-                images.append(img)
-            ximg, yimg = images
-            acc = torch.zeros(p, geom.c, dtype=torch.float64)
-            ydw = yimg[centre:centre + chunked].clone()
+        for tile in range(c["TILES_H"]):
+            oh0 = tile * rows
+            xph = {(rho, sig): _image(x, n, oh0, geom.pad[1], geom.pad[2], sth, stw, rho, sig,
+                                      c["XNEED"], c)
+                   for rho in range(sth) for sig in range(stw)}
+            yimg = _image(dy, n, oh0, c["AMAX"] - c["A0"], c["BMAX"], 1, 1, 0, 0, c["YNEED"],
+                          c)
+            ydw = yimg[y0:y0 + chunked].clone()
             ydw[live:] = 0.0
+            accs = {ph: torch.zeros(p, geom.c, dtype=torch.float64) for ph in xph}
             for r in range(geom.r):
                 for s in range(geom.s):
-                    shift = r * dlh * wp + s * dlw
+                    ph = (r * dlh % sth, s * dlw % stw)
+                    shift = (r * dlh // sth) * wp + s * dlw // stw
                     for grp in range(geom.g):
                         ks, cs = slice(grp * kg, grp * kg + kg), slice(grp * cg, grp * cg + cg)
-                        acc[:, cs] += (yimg[shift:shift + p, ks]
-                                       @ w[ks, :, geom.r - 1 - r, geom.s - 1 - s])
-                        dw[ks, :, r, s] += ydw[:, ks].T @ ximg[shift:shift + chunked, cs]
-            keep = (fp < rows) & (fq < geom.w) & (h0 + fp < geom.h)
-            dx[n, :, h0 + fp[keep], fq[keep]] = acc[keep].T
+                        accs[ph][:, cs] += yimg[d0 - shift:d0 - shift + p, ks] @ w[ks, :, r, s]
+                        dw[ks, :, r, s] += ydw[:, ks].T @ xph[ph][shift:shift + chunked, cs]
+            for (rho, sig), acc in accs.items():
+                h = (oh0 + c["A0"] + m // wp) * sth + rho - geom.pad[1]
+                col = (m % wp) * stw + sig - geom.pad[2]
+                keep = (m // wp < rows) & (h >= 0) & (h < geom.h) & (col >= 0) & (col < geom.w)
+                dx[n, :, h[keep], col[keep]] = acc[keep].T
+                writes[n, h[keep], col[keep]] += 1
+    assert bool((writes == 1).all()), "a pixel of dX written twice or never"
     return dx, dw
 
 
@@ -87,18 +105,26 @@ def _fused_emulation(geom: ConvGeometry, positions: int, x, w, dy):
     G(n=1, c=16, k=16, g=2, h=15, w=19, r=3, s=1, pad=(0, 2, 0), dilation=(1, 2, 1)),
     G(n=1, c=32, k=32, g=4, h=9, w=40, r=3, s=3, pad=(0, 2, 2), dilation=(1, 2, 2)),
     G(n=1, c=16, k=16, g=2, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),
-], ids=["7x7", "c_ne_k", "3x1-dilated", "wide-dilated", "14x14-balanced"])
+    G(n=2, c=16, k=16, g=4, h=14, w=14, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+    G(n=1, c=16, k=32, g=4, h=15, w=13, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+    G(n=1, c=16, k=16, g=4, h=12, w=11, r=1, s=1, stride=(1, 2, 2)),
+    G(n=1, c=16, k=16, g=2, h=13, w=17, r=3, s=3, stride=(1, 2, 3), pad=(0, 2, 1),
+      dilation=(1, 2, 1)),
+    G(n=1, c=16, k=16, g=4, h=10, w=12, r=3, s=3),
+], ids=["7x7", "c_ne_k", "3x1-dilated", "wide-dilated", "14x14-balanced", "s2-even",
+        "s2-odd", "1x1-s2", "s2x3-dilated", "valid"])
 @pytest.mark.parametrize("positions", [64, 128])
 def test_flat_layout_reproduces_both_gradients(geom, positions):
-    """Items, the images' halos, the reversed taps, the centre shift and the masked halo
-    row give torch's dX and dW (every pixel of dX written once)."""
-    if flat_consts(geom, positions)["WP"] > positions:
-        pytest.skip("no row fits")
+    """Items, owned rows, the phase images, dY's image and its runs, the masked rows
+    give torch's dX and dW, every pixel of dX written once."""
+    if fused.supports(geom) is not None or flat_consts(geom, positions)["WP"] > positions:
+        pytest.skip(fused.supports(geom) or "no row fits")
     torch.manual_seed(0)
     x = torch.randn(geom.n, geom.c, geom.h, geom.w, dtype=torch.float64)
     w = torch.randn(geom.k, geom.cg, geom.r, geom.s, dtype=torch.float64)
-    dy = torch.randn(geom.n, geom.k, geom.h, geom.w, dtype=torch.float64)
-    kw = dict(stride=1, padding=geom.pad[1:], dilation=geom.dilation[1:], groups=geom.g)
+    dy = torch.randn(geom.n, geom.k, *geom.out_spatial[1:], dtype=torch.float64)
+    kw = dict(stride=geom.stride[1:], padding=geom.pad[1:], dilation=geom.dilation[1:],
+              groups=geom.g)
     ref_dx = torch.nn.grad.conv2d_input(x.shape, w, dy, **kw)
     ref_dw = torch.nn.grad.conv2d_weight(x, w.shape, dy, **kw)
     dx, dw = _fused_emulation(geom, positions, x, w, dy)
@@ -110,6 +136,8 @@ COMPILE_CASES = [
     (LAYER1, cfg_of(128, 32)), (LAYER3, cfg_of(64, 8)),
     (G(n=2, c=96, k=96, g=16, h=20, w=20, r=3, s=1, pad=(0, 1, 0), dtype="bfloat16"),
      cfg_of(256, 1)),
+    (G(n=2, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+     cfg_of(128, 16)),
 ]
 
 
@@ -119,10 +147,9 @@ def ptx_sm90(case: int) -> tuple[str, int]:
     geom, cfg = COMPILE_CASES[case]
     c = fused.item_consts(geom, cfg["BLOCK_M"])
     cons = dict(CG=geom.cg, KG=geom.kg, GPT=square_pack_gpt(geom, cfg["BLOCK_N"]), R=geom.r,
-                S=geom.s, ROWS=c["ROWS"], WP=c["WP"], P=c["P"], XP=c["XP"],
-                XNEED=c["XNEED"], XCOPY=c["XCOPY"], BLOCK=cfg["BLOCK_N"],
-                DLH=geom.dilation[1], DLW=geom.dilation[2], SPLIT=cfg["SPLIT_K"] > 1,
-                NEXT=True)
+                S=geom.s, **{k: c[k] for k in fused.KERNEL_CONSTS}, BLOCK=cfg["BLOCK_N"],
+                STH=geom.stride[1], STW=geom.stride[2], DLH=geom.dilation[1],
+                DLW=geom.dilation[2], SPLIT=cfg["SPLIT_K"] > 1, NEXT=True)
     el = {"float16": "*fp16", "bfloat16": "*bf16"}[geom.dtype]
     pointers = {"dy_ptr": el, "x_ptr": el, "w_ptr": el, "dx_ptr": el, "dw_ptr": el,
                 "ws_ptr": "*fp32"}
@@ -143,7 +170,7 @@ print(shared)
 
 
 @pytest.mark.parametrize("case", range(len(COMPILE_CASES)),
-                         ids=["cg4", "cg16-7rows", "cg6-3x1-bf16-unsplit"])
+                         ids=["cg4", "cg16-7rows", "cg6-3x1-bf16-unsplit", "cg8-s2"])
 def test_kernel_compiles_for_sm90(case, tmp_path):
     """The kernel compiles for sm_90 with the shared memory ``smem_bytes`` counts, cp.async
     copies of 16 bytes (8 where packs start on 8), and one mma for each of dX's tiles a
@@ -168,10 +195,7 @@ def test_kernel_compiles_for_sm90(case, tmp_path):
 
 
 @pytest.mark.parametrize("geom,why", [
-    (dataclasses.replace(LAYER2, stride=(1, 2, 2)), "stride (2, 2)"),
-    (dataclasses.replace(LAYER2, pad=(0, 1, 0)), "'same' padding"),
-    (dataclasses.replace(LAYER2, pad=(0, 1, 1), pad_hi=(0, 1, 2)), "'same' padding"),
-    (G(n=1, c=64, k=64, g=16, h=8, w=8, r=2, s=2, pad=(0, 1, 1)), "odd taps"),
+    (G(n=1, c=64, k=64, g=16, h=8, w=8, r=1, s=1, pad=(0, 1, 1)), "past the filter's reach"),
     (G(n=1, c=64, k=64, g=16, h=8, w=8, r=5, s=5, pad=(0, 2, 2)), "taps"),
     (G(n=1, c=256, k=256, g=8, h=7, w=7, r=3, s=3, pad=(0, 1, 1)), "groups of 32"),
     (G(n=1, c=64, k=64, g=16, d=4, h=8, w=8, t=3, r=3, s=3, pad=(1, 1, 1), dims=3), "2D"),
@@ -209,11 +233,22 @@ def test_pair_config_rule():
     assert fused.pair_config(small, H100)["BLOCK_M"] == 64
     many_packs = G(n=8, c=4096, k=4096, g=1024, h=14, w=14, r=3, s=3, pad=(0, 1, 1))
     assert fused.pair_config(many_packs, H100)["SPLIT_K"] == 1  # 256 packs
-    assert fused.pair_config(dataclasses.replace(LAYER2, stride=(1, 2, 2)), H100) is None
-    # 12 items (4 an image of 23 rows): no more splits than items
-    few = G(n=3, c=64, k=128, g=8, h=23, w=17, r=3, s=3, pad=(0, 1, 1))
+    # stride 2: 28 rows of dY, 29 grid rows of X's phases (X's row 55 in the last); items
+    # of 64 positions first
+    strided = G(n=32, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2),
+                pad=(0, 1, 1))
+    cfg = fused.pair_config(strided, H100)
+    c = fused.item_consts(strided, cfg["BLOCK_M"])
+    assert (cfg["BLOCK_M"], cfg["SPLIT_K"], c["ROWS"], c["TILES_H"]) == (64, 16, 2, 15)
+    c128 = fused.item_consts(strided, 128)
+    assert (c128["ROWS"], c128["TILES_H"]) == (4, 8)
+    # 48 items (4 an image of 23 rows), 8 packs; too few programs at a batch of 3
+    few = G(n=12, c=64, k=128, g=8, h=23, w=17, r=3, s=3, pad=(0, 1, 1))
     cfg = fused.pair_config(few, H100)
-    assert cfg["SPLIT_K"] == 8 and fused.items(few, cfg) == 12
+    assert cfg["SPLIT_K"] == 32 and fused.items(few, cfg) == 48
+    few = dataclasses.replace(few, n=3)  # 12 items, 8 packs: 96 programs at most
+    assert fused.pair_config(few, H100) is None
+    assert fused.pair_config(dataclasses.replace(LAYER3, n=1), H100) is None
 
 
 def test_items_share_an_image_evenly():
@@ -270,14 +305,14 @@ def _decided(families: dict):
     return decide
 
 
-def test_pair_config_only_where_both_choices_are_flat(monkeypatch):
+def test_pair_config_only_where_wgrad_chooses_the_flat_kernel(monkeypatch):
     from convdispatch.dispatcher import api, settings
 
-    flat = dict(zip(("dgrad", "wgrad"), fused_pair.PAIR))
+    flat = {"dgrad": "dgrad_grouped_packed", "wgrad": fused_pair.WGRAD}
     monkeypatch.setattr(api, "decide", _decided(flat))
     assert fused_pair.pair_config(LAYER1, H100) == fused.pair_config(LAYER1, H100)
     assert "backward_grouped_flat:" in fused_pair.describe(LAYER1, H100)
-    monkeypatch.setattr(api, "decide", _decided(dict(flat, dgrad="dgrad_grouped_packed")))
+    monkeypatch.setattr(api, "decide", _decided(dict(flat, wgrad="wgrad_grouped_halo")))
     assert fused_pair.pair_config(LAYER1, H100) is None
     assert fused_pair.describe(LAYER1, H100) is None
     monkeypatch.setattr(api, "decide", _decided(flat))
@@ -306,9 +341,9 @@ def test_gradients_take_the_fused_kernel(monkeypatch):
 
 
 def test_explain_names_the_fused_pair():
-    """With the shipped H100 models, ResNeXt-50 layer1.0's directions both choose the flat
-    kernels, so explain() names the fused kernel for dgrad and wgrad (not forward); the
-    stride-2 layer2.0 runs its two choices."""
+    """With the shipped H100 models, ResNeXt-50 layer1.0's wgrad chooses the flat kernel,
+    so explain() names the fused kernel for dgrad and wgrad (not forward); layer4.1's
+    groups of 32 run their two choices."""
     from convdispatch.dispatcher.explain import explain
 
     for direction in ("dgrad", "wgrad"):
@@ -316,5 +351,5 @@ def test_explain_names_the_fused_pair():
         assert e.pair is not None and "backward_grouped_flat:" in str(e)
         assert e.to_dict()["pair"] == e.pair
     assert explain(LAYER1, gpu="h100").pair is None
-    assert explain(dataclasses.replace(LAYER2, stride=(1, 2, 2)), gpu="h100",
-                   direction="wgrad").pair is None
+    layer4 = G(n=32, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1))
+    assert explain(layer4, gpu="h100", direction="wgrad").pair is None

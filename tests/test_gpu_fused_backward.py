@@ -24,6 +24,12 @@ CASES = {
                                    pad=(0, 1, 1), **CL),
     "cg8_dilated": ConvGeometry(n=2, c=64, k=64, g=8, h=21, w=30, r=3, s=3, pad=(0, 2, 2),
                                 dilation=(1, 2, 2), **CL),
+    "cg8_s2": ConvGeometry(n=4, c=256, k=256, g=32, h=28, w=28, r=3, s=3, stride=(1, 2, 2),
+                           pad=(0, 1, 1), **CL),
+    "cg16_s2_odd": ConvGeometry(n=3, c=256, k=256, g=16, h=15, w=13, r=3, s=3,
+                                stride=(1, 2, 2), pad=(0, 1, 1), **CL),
+    "cg4_1x1_s2_valid": ConvGeometry(n=2, c=64, k=64, g=16, h=12, w=11, r=1, s=1,
+                                     stride=(1, 2, 2), **CL),
     "cg6_3x1_bf16": ConvGeometry(n=3, c=96, k=96, g=16, h=20, w=20, r=3, s=1, pad=(0, 1, 0),
                                  dtype="bfloat16", layout="channels_last"),
 }
@@ -37,18 +43,27 @@ def _check(geom, dy, x, w, dx, dw):
         assert err < tol, (direction, err)
 
 
+def test_configs(geom, dev) -> list:
+    """Unsplit, 2- and 4-way split configs of one item size (the dispatcher's, else the first
+    that fits), and the dispatcher's config where it fuses the pass."""
+    rule = fused.pair_config(geom, dev)
+    fits = [c for c in fused.CONFIGS if fused.config_rejects(geom, c, dev) is None]
+    pos = rule["BLOCK_M"] if rule else min(
+        {c["BLOCK_M"] for c in fits}, key=fused.POSITIONS_ORDER.index)
+    return [c for c in fits if c["SPLIT_K"] in (1, 2, 4) and c["BLOCK_M"] == pos] + (
+        [rule] if rule else [])
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_fused_configs_match_torch(case):
-    """Unsplit, split and the dispatcher's config, into outputs poisoned with NaN, against
+    """``test_configs``, into outputs poisoned with NaN, against
     torch in float64; dY not channels_last too (copied by ``aligned_pixels``)."""
     geom = CASES[case]
     assert fused.supports(geom) is None
     dev = spec_of("cuda")
     x, w, _ = make_inputs(geom, "cuda", 3)
     dy = make_grad_output(geom, "cuda", 3)
-    cfgs = [c for c in fused.CONFIGS if c["SPLIT_K"] in (1, 4) and c["BLOCK_M"] == 128
-            and fused.config_rejects(geom, c, dev) is None]
-    cfgs.append(fused.pair_config(geom, dev))
+    cfgs = test_configs(geom, dev)
     assert len(cfgs) >= 2
     for i, cfg in enumerate(cfgs):
         for dyv in (dy, dy.contiguous()) if i == 0 else (dy,):
