@@ -35,6 +35,7 @@ def clear_cache() -> None:
     GRAD_PLANS.clear()
     GRAD_CALLS.clear()
     fused_pair.PLANS.clear()
+    fused_pair.CONFIGS.clear()
 
 
 def _types(value):

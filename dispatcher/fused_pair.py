@@ -24,8 +24,10 @@ from .settings import forced
 WGRAD = "wgrad_grouped_flat"
 # Whether passes fuse where they may (a switch for measuring what fusing brings).
 FUSE = True
-# Call signature -> recorded launches of the fused kernel (cleared by ``api.clear_cache``).
+# Call signature -> recorded launches of the fused kernel, and (geometry, device) -> the
+# pass's config or None (both cleared by ``api.clear_cache``, as the choices they follow).
 PLANS: dict[tuple, Plan | None] = {}
+CONFIGS: dict[tuple, Config | None] = {}
 
 
 def pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
@@ -33,6 +35,13 @@ def pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
     ``dev``, or None where the pass runs the two directions' own choices."""
     if not FUSE or forced("dgrad") is not None or forced("wgrad") is not None:
         return None
+    key = (geom, dev)
+    if key not in CONFIGS:
+        CONFIGS[key] = _pair_config(geom, dev)
+    return CONFIGS[key]
+
+
+def _pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
     if fused.supports(geom) is not None:
         return None
     from .api import decide

@@ -123,6 +123,14 @@ if HAVE_GLUON:
         bases += [[0, 8 << i] for i in range(int(math.log2(block // 8)))]
         return gl.SharedLinearLayout(bases)
 
+    @gluon.jit
+    def unit_rows(dtype: gl.constexpr, ROWS: gl.constexpr, BLOCK: gl.constexpr):
+        """Shared memory for ROWS rows of BLOCK channels (``row_layout``), as the view of
+        16-byte units that the copies and ``tap_rows`` index (a view starts on any row)."""
+        return gl.allocate_shared_memory(dtype, [ROWS, BLOCK],
+                                         row_layout(ROWS, BLOCK, ROWS))._reinterpret(
+            dtype, [ROWS * BLOCK // 8, 8], UNITS)
+
     @gluon.constexpr_function
     def copy_run_count(xcopy):
         """How many runs ``copy_runs(xcopy)`` has."""

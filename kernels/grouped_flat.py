@@ -36,7 +36,7 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import UNITS, copy_phases, row_layout, tap_rows
+    from .flat_grid import copy_phases, row_layout, tap_rows, unit_rows
 
     @gluon.jit
     def _activate(x, ACT: gl.constexpr):
@@ -141,9 +141,7 @@ if HAVE_GLUON:
         # Phase images (flat_grid.row_layout), read and written through views of 16-byte
         # units, so that a view starts on any row.
         XR: gl.constexpr = 2 * NPH * XP
-        x_units = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [XR, BLOCK],
-                                            row_layout(XR, BLOCK, XR))._reinterpret(
-            x_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
+        x_units = unit_rows(x_ptr.dtype.element_ty, XR, BLOCK)
         XT: gl.constexpr = row_layout(P, BLOCK, XR)
         # Every tap's filter tile, rows = output channels of the pack.
         w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [R * S, BLOCK, BLOCK], SW)

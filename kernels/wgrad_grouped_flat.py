@@ -41,7 +41,7 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import UNITS, copy_phases, row_layout, row_units, tap_rows
+    from .flat_grid import copy_phases, row_layout, row_units, tap_rows, unit_rows
     from .gluon_wgrad import pack_channels, release_reduction, store_taps
 
     @gluon.jit
@@ -127,12 +127,8 @@ if HAVE_GLUON:
         # view starts on any row.
         XR: gl.constexpr = 2 * NPH * XP
         YR: gl.constexpr = 2 * P
-        x_units = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [XR, BLOCK],
-                                            row_layout(XR, BLOCK, XR))._reinterpret(
-            x_ptr.dtype.element_ty, [XR * BLOCK // 8, 8], UNITS)
-        y_units = gl.allocate_shared_memory(dy_ptr.dtype.element_ty, [YR, BLOCK],
-                                            row_layout(YR, BLOCK, YR))._reinterpret(
-            dy_ptr.dtype.element_ty, [YR * BLOCK // 8, 8], UNITS)
+        x_units = unit_rows(x_ptr.dtype.element_ty, XR, BLOCK)
+        y_units = unit_rows(dy_ptr.dtype.element_ty, YR, BLOCK)
         YL: gl.constexpr = row_layout(P, BLOCK, YR)
         XT: gl.constexpr = row_layout(16, BLOCK, XR)
         YT: gl.constexpr = row_layout(16, BLOCK, YR)

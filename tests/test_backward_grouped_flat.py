@@ -308,11 +308,15 @@ def _decided(families: dict):
 def test_pair_config_only_where_wgrad_chooses_the_flat_kernel(monkeypatch):
     from convdispatch.dispatcher import api, settings
 
+    monkeypatch.setattr(fused_pair, "CONFIGS", {})
     flat = {"dgrad": "dgrad_grouped_packed", "wgrad": fused_pair.WGRAD}
     monkeypatch.setattr(api, "decide", _decided(flat))
     assert fused_pair.pair_config(LAYER1, H100) == fused.pair_config(LAYER1, H100)
     assert "backward_grouped_flat:" in fused_pair.describe(LAYER1, H100)
+    # cached per geometry and device until the choices are forgotten
     monkeypatch.setattr(api, "decide", _decided(dict(flat, wgrad="wgrad_grouped_halo")))
+    assert fused_pair.pair_config(LAYER1, H100) is not None
+    api.clear_cache()
     assert fused_pair.pair_config(LAYER1, H100) is None
     assert fused_pair.describe(LAYER1, H100) is None
     monkeypatch.setattr(api, "decide", _decided(flat))
