@@ -111,8 +111,13 @@ def _fused_emulation(geom: ConvGeometry, positions: int, x, w, dy):
     G(n=1, c=16, k=16, g=2, h=13, w=17, r=3, s=3, stride=(1, 2, 3), pad=(0, 2, 1),
       dilation=(1, 2, 1)),
     G(n=1, c=16, k=16, g=4, h=10, w=12, r=3, s=3),
+    G(n=1, c=16, k=16, g=4, h=9, w=9, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+      pad_hi=(0, 0, 2)),
+    G(n=1, c=16, k=16, g=4, h=17, w=15, r=3, s=3, stride=(1, 2, 2), pad=(0, 2, 2),
+      dilation=(1, 2, 2)),
 ], ids=["7x7", "c_ne_k", "3x1-dilated", "wide-dilated", "14x14-balanced", "s2-even",
-        "s2-odd", "1x1-s2", "s2x3-dilated", "valid"])
+        "s2-odd", "1x1-s2", "s2x3-dilated", "valid", "s2-asymmetric-pads",
+        "s2-dilated-first-row-owned"])
 @pytest.mark.parametrize("positions", [64, 128])
 def test_flat_layout_reproduces_both_gradients(geom, positions):
     """Items, owned rows, the phase images, dY's image and its runs, the masked rows
@@ -123,10 +128,14 @@ def test_flat_layout_reproduces_both_gradients(geom, positions):
     x = torch.randn(geom.n, geom.c, geom.h, geom.w, dtype=torch.float64)
     w = torch.randn(geom.k, geom.cg, geom.r, geom.s, dtype=torch.float64)
     dy = torch.randn(geom.n, geom.k, *geom.out_spatial[1:], dtype=torch.float64)
-    kw = dict(stride=geom.stride[1:], padding=geom.pad[1:], dilation=geom.dilation[1:],
-              groups=geom.g)
-    ref_dx = torch.nn.grad.conv2d_input(x.shape, w, dy, **kw)
-    ref_dw = torch.nn.grad.conv2d_weight(x, w.shape, dy, **kw)
+    # torch's gradients through an explicit (possibly asymmetric) pad
+    xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+    pads = (geom.pad[2], geom.pads_hi[2], geom.pad[1], geom.pads_hi[1])
+    y = torch.nn.functional.conv2d(torch.nn.functional.pad(xg, pads), wg,
+                                   stride=geom.stride[1:], dilation=geom.dilation[1:],
+                                   groups=geom.g)
+    assert y.shape == dy.shape
+    ref_dx, ref_dw = torch.autograd.grad(y, (xg, wg), dy)
     dx, dw = _fused_emulation(geom, positions, x, w, dy)
     assert float((dx - ref_dx).norm() / ref_dx.norm()) < 1e-12
     assert float((dw - ref_dw).norm() / ref_dw.norm()) < 1e-12
@@ -320,12 +329,15 @@ def test_pair_config_only_where_wgrad_chooses_the_flat_kernel(monkeypatch):
     assert fused_pair.pair_config(LAYER1, H100) is None
     assert fused_pair.describe(LAYER1, H100) is None
     monkeypatch.setattr(api, "decide", _decided(flat))
+    api.clear_cache()
+    assert fused_pair.pair_config(LAYER1, H100) is not None  # cached from here on
     monkeypatch.setattr(fused_pair, "FUSE", False)
     assert fused_pair.pair_config(LAYER1, H100) is None
     monkeypatch.setattr(fused_pair, "FUSE", True)
     with settings.force("dgrad_grouped_flat:BLOCK_M=128;BLOCK_N=16;ITEMS=8;num_stages=1;"
                         "num_warps=2"):
         assert fused_pair.pair_config(LAYER1, H100) is None
+    assert fused_pair.pair_config(LAYER1, H100) is not None
 
 
 def test_gradients_take_the_fused_kernel(monkeypatch):

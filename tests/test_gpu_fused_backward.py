@@ -30,6 +30,11 @@ CASES = {
                                 stride=(1, 2, 2), pad=(0, 1, 1), **CL),
     "cg4_1x1_s2_valid": ConvGeometry(n=2, c=64, k=64, g=16, h=12, w=11, r=1, s=1,
                                      stride=(1, 2, 2), **CL),
+    "cg8_s2_asym_pads": ConvGeometry(n=4, c=128, k=128, g=16, h=19, w=19, r=3, s=3,
+                                     stride=(1, 2, 2), pad=(0, 1, 1), pad_hi=(0, 0, 2), **CL),
+    "cg8_s2_dilated_pad2": ConvGeometry(n=4, c=128, k=128, g=16, h=33, w=31, r=3, s=3,
+                                        stride=(1, 2, 2), pad=(0, 2, 2), dilation=(1, 2, 2),
+                                        **CL),
     "cg6_3x1_bf16": ConvGeometry(n=3, c=96, k=96, g=16, h=20, w=20, r=3, s=1, pad=(0, 1, 0),
                                  dtype="bfloat16", layout="channels_last"),
 }
@@ -43,7 +48,7 @@ def _check(geom, dy, x, w, dx, dw):
         assert err < tol, (direction, err)
 
 
-def test_configs(geom, dev) -> list:
+def _configs(geom, dev) -> list:
     """Unsplit, 2- and 4-way split configs of one item size (the dispatcher's, else the first
     that fits), and the dispatcher's config where it fuses the pass."""
     rule = fused.pair_config(geom, dev)
@@ -56,14 +61,14 @@ def test_configs(geom, dev) -> list:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_fused_configs_match_torch(case):
-    """``test_configs``, into outputs poisoned with NaN, against
+    """``_configs``' configs, into outputs poisoned with NaN, against
     torch in float64; dY not channels_last too (copied by ``aligned_pixels``)."""
     geom = CASES[case]
     assert fused.supports(geom) is None
     dev = spec_of("cuda")
     x, w, _ = make_inputs(geom, "cuda", 3)
     dy = make_grad_output(geom, "cuda", 3)
-    cfgs = test_configs(geom, dev)
+    cfgs = _configs(geom, dev)
     assert len(cfgs) >= 2
     for i, cfg in enumerate(cfgs):
         for dyv in (dy, dy.contiguous()) if i == 0 else (dy,):
