@@ -43,7 +43,7 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import copy_phases, row_layout, row_units, tap_rows, unit_rows
+    from .flat_grid import copy_phases, row_layout, row_units, tap_dots, unit_rows
     from .gluon_wgrad import pack_channels, release_reduction, store_taps
 
     @gluon.jit
@@ -109,12 +109,8 @@ if HAVE_GLUON:
             if (i + 1) * 16 > LIVE:
                 f = gl.arange(0, 16, layout=gl.SliceLayout(0, A_L))
                 a = gl.where(gl.expand_dims(f < LIVE - i * 16, 0), a, gl.zeros_like(a))
-            new = ()
-            for t in gl.static_range(R * S):
-                b = tap_rows(x_units, t, i * 16, 16, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW,
-                             BLOCK, XT16).load(B_L)
-                new = new + (mma_v2(a, b, accs[t]),)
-            accs = new
+            accs = tap_dots(accs, a, x_units, i * 16, BUF, R, S, WP, XP, NPH, STH, STW, DLH,
+                            DLW, BLOCK, XT16, B_L)
         return accs
 
     @gluon.jit

@@ -93,6 +93,7 @@ if HAVE_GLUON:
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
+    from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
     # Views of 16-byte units (8 channels): indexing one starts a view at any row of plane 0.
     UNITS = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
@@ -122,6 +123,21 @@ if HAVE_GLUON:
         bases += [[0, 0]] * (int(math.log2(plane_rows)) - int(math.log2(rows)))
         bases += [[0, 8 << i] for i in range(int(math.log2(block // 8)))]
         return gl.SharedLinearLayout(bases)
+
+    @gluon.jit
+    def tap_dots(accs, a, x_units, FIRST: gl.constexpr, BUF: gl.constexpr, R: gl.constexpr,
+                 S: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, NPH: gl.constexpr,
+                 STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
+                 BLOCK: gl.constexpr, XT: gl.constexpr, B_L: gl.constexpr):
+        """Every tap's accumulator ``accs[t]`` plus ``a`` (dY's [BLOCK, 16] operand) times
+        the 16 rows tap t reads for positions FIRST.. of the item in buffer BUF (XT: their
+        row layout): a flat-grid wgrad's step."""
+        new = ()
+        for t in gl.static_range(R * S):
+            b = tap_rows(x_units, t, FIRST, 16, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW,
+                         BLOCK, XT).load(B_L)
+            new = new + (mma_v2(a, b, accs[t]),)
+        return new
 
     @gluon.jit
     def unit_rows(dtype: gl.constexpr, ROWS: gl.constexpr, BLOCK: gl.constexpr):

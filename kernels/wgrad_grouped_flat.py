@@ -39,9 +39,8 @@ if HAVE_GLUON:
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
-    from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import copy_phases, row_layout, row_units, tap_rows, unit_rows
+    from .flat_grid import copy_phases, row_layout, row_units, tap_dots, unit_rows
     from .gluon_wgrad import pack_channels, release_reduction, store_taps
 
     @gluon.jit
@@ -88,12 +87,8 @@ if HAVE_GLUON:
         for i in gl.static_range(P // 16):
             a = y_units.index((BUF * P + i * 16) * row_units(BLOCK))._reinterpret(
                 y_units.dtype, [16, BLOCK], YT).permute((1, 0)).load(A_L)
-            new = ()
-            for t in gl.static_range(R * S):
-                b = tap_rows(x_units, t, i * 16, 16, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW,
-                             BLOCK, XT).load(B_L)
-                new = new + (mma_v2(a, b, accs[t]),)
-            accs = new
+            accs = tap_dots(accs, a, x_units, i * 16, BUF, R, S, WP, XP, NPH, STH, STW, DLH,
+                            DLW, BLOCK, XT, B_L)
         return accs
 
     @gluon.jit
