@@ -176,18 +176,18 @@ def gradients(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor, w: torch.Te
     in order even then: at once they were slower (ResNeXt-50 layer2.1 at batch 32: 75.8
     against 47.6 us, call 170). Overlapped, dW's kernels go first where ``wgrad_first``
     says so. Where ``fused_pair`` gives a config, one kernel computes both."""
+    dev = spec_of(dy.device)
     if need_x and need_w:
-        cfg = fused_pair.pair_config(geom, spec_of(dy.device))
+        cfg = fused_pair.pair_config(geom, dev)
         if cfg is not None:
             return fused_pair.run(geom, cfg, dy, x, w)
-    if not (need_x and need_w and _overlap(dy.device)
-            and pair_overlaps(geom, spec_of(dy.device))):
+    if not (need_x and need_w and _overlap(dy.device) and pair_overlaps(geom, dev)):
         return (gradient(geom, "dgrad", dy, x, w) if need_x else None,
                 gradient(geom, "wgrad", dy, x, w) if need_w else None)
     # Made on the current stream, so the caching allocator frees them after its later use.
     dx, dw = empty_grad("dgrad", x, w), empty_grad("wgrad", x, w)
     launches = [(0, "dgrad", dx), (1, "wgrad", dw)]
-    if wgrad_first(geom, spec_of(dy.device)):
+    if wgrad_first(geom, dev):
         launches.reverse()
     with concurrently(dy.device, 2) as streams:
         for i, direction, out in launches:

@@ -16,8 +16,8 @@ from ..kernels import backward_grouped_flat as fused
 from ..kernels.base import Config
 from ..kernels.device import DeviceSpec, interpreter_enabled
 from ..kernels.geometry import ConvGeometry
-from ..kernels.launcher import Plan, Recorder
-from .launch import as5d, empty_grad
+from ..kernels.launcher import Plan
+from .launch import as5d, empty_grad, recorded
 from .settings import forced
 
 # The wgrad family whose choice the fused kernel extends to dX.
@@ -88,13 +88,12 @@ def run(geom: ConvGeometry, cfg: Config, dy: torch.Tensor, x: torch.Tensor,
     plan = PLANS.get(key)
     if plan is not None and plan.run(named, dy.device):
         return dx, dw
-    if key in PLANS:
+
+    def launch():
         fused.launch(named["dy"], named["x"], named["w"], named["dx"], named["dw"], geom, cfg)
-        return dx, dw
-    with Recorder() as rec:
-        fused.launch(named["dy"], named["x"], named["w"], named["dx"], named["dw"], geom, cfg)
-    try:
-        PLANS[key] = Plan(rec, named)
-    except RuntimeError:  # a launch took a tensor it made itself: not replayable
-        PLANS[key] = None
+
+    if key in PLANS:  # recorded, not replayable (or not on these tensors)
+        launch()
+    else:
+        PLANS[key] = recorded(launch, named)
     return dx, dw

@@ -52,8 +52,14 @@ def _run(cand: Candidate, call: ConvCall | GradCall, record: bool,
     if not record:
         family.launch(call, cand.config)
         return None
+    return recorded(lambda: family.launch(call, cand.config), tensors)
+
+
+def recorded(launch_fn, tensors: dict[str, torch.Tensor | None]) -> Plan | None:
+    """Run ``launch_fn`` and return its launches as a Plan that rebinds ``tensors``, or
+    None where a launch took a tensor the launcher made itself: not replayable."""
     with Recorder() as rec:
-        family.launch(call, cand.config)
+        launch_fn()
     try:
         return Plan(rec, tensors)
     except RuntimeError:

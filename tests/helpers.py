@@ -268,3 +268,20 @@ def unaligned(t: torch.Tensor) -> torch.Tensor:
     span = t.untyped_storage().nbytes() // t.element_size()
     buf = torch.empty(span + 1, dtype=t.dtype, device=t.device)
     return buf.as_strided(t.shape, t.stride(), 1).copy_(t)
+
+
+def flat_image(t, n, a0, rows0, cols0, sth, stw, rho, sig, need, c):
+    """A flat-grid kernel's shared-memory image in torch (float64, [XP, channels]) whose
+    grid position f holds t[n, :, (a0 + f // WP) * sth + rho - rows0,
+    (f % WP) * stw + sig - cols0] (``c``: ``flat_consts``): zero past ``need`` and the
+    map's edges, NaN past XCOPY (never copied, so never to be read)."""
+    import torch
+
+    f = torch.arange(c["XP"])
+    ih = (a0 + f // c["WP"]) * sth + rho - rows0
+    iw = (f % c["WP"]) * stw + sig - cols0
+    ok = (f < need) & (ih >= 0) & (ih < t.shape[2]) & (iw >= 0) & (iw < t.shape[3])
+    img = torch.zeros(c["XP"], t.shape[1], dtype=torch.float64)
+    img[ok] = t[n, :, ih[ok], iw[ok]].T
+    img[c["XCOPY"]:] = float("nan")
+    return img

@@ -19,8 +19,8 @@ from convdispatch.kernels.device import KNOWN
 from convdispatch.kernels.flat_grid import flat_consts
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.kernels.grad_packed import square_pack_gpt
+from helpers import flat_image, gluon_ptx_sm90, run_without_interpreter
 from helpers import gluon_geom as G
-from helpers import gluon_ptx_sm90, run_without_interpreter
 
 pytestmark = pytest.mark.skipif(not fused.HAVE_GLUON, reason="this Triton has no Gluon")
 
@@ -34,20 +34,6 @@ LAYER3 = G(n=32, c=512, k=512, g=32, h=14, w=14, r=3, s=3, pad=(0, 1, 1))
 def cfg_of(positions: int, split: int) -> Config:
     return Config(BLOCK_M=positions, BLOCK_N=fused.BLOCK, SPLIT_K=split,
                   num_warps=fused.WARPS, num_stages=2)
-
-
-def _image(t, n, a0, rows0, cols0, sth, stw, rho, sig, need, c):
-    """Flat image (float64, [XP, channels]) whose grid position f holds
-    t[n, :, (a0 + f // WP) * sth + rho - rows0, (f % WP) * stw + sig - cols0]: zero past
-    ``need`` and the map's edges, NaN past XCOPY (never copied, so never to be read)."""
-    f = torch.arange(c["XP"])
-    ih = (a0 + f // c["WP"]) * sth + rho - rows0
-    iw = (f % c["WP"]) * stw + sig - cols0
-    ok = (f < need) & (ih >= 0) & (ih < t.shape[2]) & (iw >= 0) & (iw < t.shape[3])
-    img = torch.zeros(c["XP"], t.shape[1], dtype=torch.float64)
-    img[ok] = t[n, :, ih[ok], iw[ok]].T
-    img[c["XCOPY"]:] = float("nan")
-    return img
 
 
 def _fused_emulation(geom: ConvGeometry, positions: int, x, w, dy):
@@ -73,10 +59,10 @@ def _fused_emulation(geom: ConvGeometry, positions: int, x, w, dy):
     for n in range(geom.n):
         for tile in range(c["TILES_H"]):
             oh0 = tile * rows
-            xph = {(rho, sig): _image(x, n, oh0, geom.pad[1], geom.pad[2], sth, stw, rho, sig,
+            xph = {(rho, sig): flat_image(x, n, oh0, geom.pad[1], geom.pad[2], sth, stw, rho, sig,
                                       c["XNEED"], c)
                    for rho in range(sth) for sig in range(stw)}
-            yimg = _image(dy, n, oh0, c["AMAX"] - c["A0"], c["BMAX"], 1, 1, 0, 0, c["YNEED"],
+            yimg = flat_image(dy, n, oh0, c["AMAX"] - c["A0"], c["BMAX"], 1, 1, 0, 0, c["YNEED"],
                           c)
             ydw = yimg[y0:y0 + chunked].clone()
             ydw[live:] = 0.0

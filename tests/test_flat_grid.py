@@ -17,7 +17,13 @@ from convdispatch.kernels.flat_grid import copy_runs, flat_consts
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.kernels.grouped_flat import GroupedFlatFamily
 from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
-from helpers import GLUON_RULE_CASES, gluon_ptx_sm90, gluon_wgrad_ptx_sm90, run_without_interpreter
+from helpers import (
+    GLUON_RULE_CASES,
+    flat_image,
+    gluon_ptx_sm90,
+    gluon_wgrad_ptx_sm90,
+    run_without_interpreter,
+)
 from helpers import gluon_geom as G
 
 pytestmark = pytest.mark.skipif(not HAVE_GLUON, reason="this Triton has no Gluon")
@@ -217,12 +223,11 @@ def _flat_wgrad(geom: ConvGeometry, positions: int, x: torch.Tensor,
     XCOPY, NaN past it: never copied, so never to be read), each tap a product of dY's P
     positions with a phase at its flat shift."""
     c = flat_consts(geom, positions)
-    wp, rows, p, xp, need = c["WP"], c["ROWS"], c["P"], c["XP"], c["XNEED"]
+    wp, rows, p, need = c["WP"], c["ROWS"], c["P"], c["XNEED"]
     _, sth, stw = geom.stride
     _, dlh, dlw = geom.dilation
     _, oh, ow = geom.out_spatial
     dw = torch.zeros(geom.k, geom.c, geom.r, geom.s, dtype=torch.float64)
-    f = torch.arange(xp)
     fy = torch.arange(p)
     for n in range(geom.n):
         for oh0 in range(0, oh, rows):
@@ -230,16 +235,9 @@ def _flat_wgrad(geom: ConvGeometry, positions: int, x: torch.Tensor,
             yp, yq = fy // wp, fy % wp
             ok = (yp < rows) & (yq < ow) & (oh0 + yp < oh)
             ydst[ok] = dy[n, :, oh0 + yp[ok], yq[ok]].T
-            phases = {}
-            for rho in range(sth):
-                for sig in range(stw):
-                    ih = (oh0 + f // wp) * sth + rho - geom.pad[1]
-                    iw = (f % wp) * stw + sig - geom.pad[2]
-                    ok = (f < need) & (ih >= 0) & (ih < geom.h) & (iw >= 0) & (iw < geom.w)
-                    xdst = torch.zeros(xp, geom.c, dtype=torch.float64)
-                    xdst[ok] = x[n, :, ih[ok], iw[ok]].T
-                    xdst[c["XCOPY"]:] = float("nan")
-                    phases[rho, sig] = xdst
+            phases = {(rho, sig): flat_image(x, n, oh0, geom.pad[1], geom.pad[2], sth, stw,
+                                             rho, sig, need, c)
+                      for rho in range(sth) for sig in range(stw)}
             for r in range(geom.r):
                 for s in range(geom.s):
                     rd, sd = r * dlh, s * dlw

@@ -104,6 +104,19 @@ def timed_row(p, direction: str, flops: float, nbytes: float, chooser: str, chos
                 speedup_vs_cudnn=cudnn_ms / ours_ms, topk_speedup_vs_cudnn=cudnn_ms / best_ms)
 
 
+def pass_times(g, dy, x, w, rep_ms: int) -> tuple[float, float, float]:
+    """CUDA-graph ms of one backward pass (dX and dW): cuDNN's and ours as
+    ``autograd.gradients`` runs it (paired), and ours in order on one stream."""
+    cudnn_ms, ours_ms = paired_graph_times(lambda: autograd.torch_grads(g, dy, x, w),
+                                           lambda: autograd.gradients(g, dy, x, w), rep_ms)
+    autograd.OVERLAP = "never"
+    try:
+        in_order_ms = bench_graph(lambda: autograd.gradients(g, dy, x, w), rep_ms)
+    finally:
+        autograd.OVERLAP = "graphs"
+    return cudnn_ms, ours_ms, in_order_ms
+
+
 def measure_full(i: int, p, spec, x, w, dy, rep_ms: int, log) -> dict:
     """One backward pass of the layer (dX and dW): ``autograd.gradients`` overlapped and in
     order, against cuDNN's ``convolution_backward`` asked for both."""
@@ -113,13 +126,7 @@ def measure_full(i: int, p, spec, x, w, dy, rep_ms: int, log) -> dict:
     got = autograd.gradients(g, dy, x, w)
     torch.cuda.synchronize()
     err = max(rel_err(o, r) for o, r in zip(got, refs))
-    cudnn_ms, ours_ms = paired_graph_times(lambda: autograd.torch_grads(g, dy, x, w),
-                                           lambda: autograd.gradients(g, dy, x, w), rep_ms)
-    autograd.OVERLAP = "never"
-    try:
-        in_order_ms = bench_graph(lambda: autograd.gradients(g, dy, x, w), rep_ms)
-    finally:
-        autograd.OVERLAP = "graphs"
+    cudnn_ms, ours_ms, in_order_ms = pass_times(g, dy, x, w, rep_ms)
     chosen = fused_pair.pass_choice(g, spec)
     row = timed_row(p, FULL, 2 * g.flops, 2 * g.min_bytes,
                     decide(g, spec, direction="dgrad").chooser, chosen, err,

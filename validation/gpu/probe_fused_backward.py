@@ -23,11 +23,11 @@ from convdispatch.dispatcher import autograd, fused_pair
 from convdispatch.dispatcher.launch import empty_grad
 from convdispatch.kernels import backward_grouped_flat as fused
 from convdispatch.kernels.device import spec_of
+from convdispatch.validation.bench_backward import pass_times
 from convdispatch.validation.bench_layers import (
     bench_graph,
     category,
     make_tensors,
-    paired_graph_times,
     suite_problems,
 )
 from convdispatch.validation.inputs import make_grad_output, rel_err
@@ -54,19 +54,12 @@ def measure(i: int, p, done: set, emit, spec) -> None:
     def errors(dx, dw) -> dict:
         return dict(dx_err=rel_err(dx, ref_dx), dw_err=rel_err(dw, ref_dw))
 
-    def pair():
-        return autograd.gradients(g, dy, x, w)
-
     if (p.id, "pair") not in done:
         fused_pair.FUSE = False  # the two directions' own kernels
-        errs = errors(*pair())
-        cudnn_ms, ours_ms = paired_graph_times(lambda: autograd.torch_grads(g, dy, x, w), pair,
-                                               REP_MS)
-        autograd.OVERLAP = "never"
         try:
-            in_order_ms = bench_graph(pair, REP_MS)
+            errs = errors(*autograd.gradients(g, dy, x, w))
+            cudnn_ms, ours_ms, in_order_ms = pass_times(g, dy, x, w, REP_MS)
         finally:
-            autograd.OVERLAP = "graphs"
             fused_pair.FUSE = True
         emit(problem_id=p.id, variant="overlapped", config="pair", us=ours_ms * 1e3,
              cudnn_us=cudnn_ms * 1e3, **errs)
