@@ -43,7 +43,14 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import copy_phases, row_layout, row_units, tap_dots, unit_rows
+    from .flat_grid import (
+        copy_phases,
+        filter_tiles,
+        row_layout,
+        row_units,
+        tap_dots,
+        unit_rows,
+    )
     from .gluon_wgrad import pack_channels, release_reduction, store_taps
 
     @gluon.jit
@@ -188,19 +195,10 @@ if HAVE_GLUON:
         _issue(first, end, x_units, y_units, x_ptr, dy_ptr, cx, cx_ok, ky, ky_ok, H, W, OH,
                OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 0, ROWS, WP, XP, XNEED,
                XCOPY, YNEED, NPH, STH, STW, AMAX - A0, BMAX, LX)
-        # dX's tiles, while the first copies are in flight: tile t is tap t's filter, rows
-        # dX's channels c, columns dY's k, block-diagonal.
-        c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
-        k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
-        kf = gl.expand_dims(pack * (GPT * KG) + k_rel, 0)
-        f_ok = ((gl.expand_dims(c_rel // CG, 1) == gl.expand_dims(k_rel // KG, 0))
-                & gl.expand_dims((c_rel < GPT * CG) & (pack * (GPT * CG) + c_rel < CTOT), 1)
-                & gl.expand_dims(k_rel < GPT * KG, 0) & (kf < KTOT))
-        f_off = kf * sfk + gl.expand_dims(c_rel % CG, 1) * sfc
-        for t in gl.static_range(R * S):
-            tile = gl.load(w_ptr + (f_off + (t // S) * sfr + (t % S) * sfs), mask=f_ok,
-                           other=0.0)
-            w_smem.index(t).store(tile)
+        # dX's tiles, while the first copies are in flight: tile t is tap t's filter read
+        # transposed (rows dX's channels c, columns dY's k), as dX's conv of dY takes it.
+        filter_tiles(w_smem, w_ptr, pack, CTOT, sfc, sfk, sfr, sfs, CG, KG, GPT, R, S, BLOCK,
+                     True, LX)
         for it in range(0, ITEMS_PER_SPLIT, 2):
             for buf in gl.static_range(2):
                 item = first + it + buf

@@ -140,6 +140,31 @@ if HAVE_GLUON:
         return new
 
     @gluon.jit
+    def filter_tiles(w_smem, w_ptr, pack, K, swk, swc, swr, sws, KG: gl.constexpr,
+                     CG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+                     BLOCK: gl.constexpr, TRANSPOSED: gl.constexpr, LX: gl.constexpr):
+        """Every tap's block-diagonal [BLOCK, BLOCK] filter tile of pack ``pack`` of GPT
+        groups into ``w_smem`` (tile t: tap t at strides swr, sws), loaded in the copies'
+        layout LX (runs of 8 input channels, contiguous in a channels_last filter): rows
+        the conv's output channels (K of them, KG a group), columns its input channels (CG
+        a group). TRANSPOSED: the stored filter's rows are the conv's input channels (dX
+        as a conv of dY)."""
+        k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
+        c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
+        kw = gl.expand_dims(pack * (GPT * KG) + k_rel, 1)
+        cw = gl.expand_dims(c_rel, 0)
+        w_ok = ((gl.expand_dims(k_rel // KG, 1) == cw // CG)
+                & gl.expand_dims(k_rel < GPT * KG, 1) & (cw < GPT * CG) & (kw < K))
+        if TRANSPOSED:
+            w_off = (kw % KG) * swk + (pack * (GPT * CG) + cw) * swc
+        else:
+            w_off = kw * swk + (cw % CG) * swc
+        for t in gl.static_range(R * S):
+            tile = gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws), mask=w_ok,
+                           other=0.0)
+            w_smem.index(t).store(tile)
+
+    @gluon.jit
     def unit_rows(dtype: gl.constexpr, ROWS: gl.constexpr, BLOCK: gl.constexpr):
         """Shared memory for ROWS rows of BLOCK channels (``row_layout``), as the view of
         16-byte units that the copies and ``tap_rows`` index (a view starts on any row)."""

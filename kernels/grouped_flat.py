@@ -36,7 +36,7 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import copy_phases, row_layout, tap_rows, unit_rows
+    from .flat_grid import copy_phases, filter_tiles, row_layout, tap_rows, unit_rows
 
     @gluon.jit
     def _activate(x, ACT: gl.constexpr):
@@ -151,23 +151,8 @@ if HAVE_GLUON:
         _issue(first, end, x_units, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H, sxn, sxh,
                sxw, 0, ROWS, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX)
         # The filter tiles load while the first item's copies are in flight.
-        # Filter tiles in the copies' layout: runs of 8 input channels (contiguous in a
-        # channels_last filter).
-        k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
-        c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
-        kw = gl.expand_dims(pack * (GPT * KG) + k_rel, 1)
-        cw = gl.expand_dims(c_rel, 0)
-        w_ok = ((gl.expand_dims(k_rel // KG, 1) == cw // CG)
-                & gl.expand_dims(k_rel < GPT * KG, 1) & (cw < GPT * CG) & (kw < K))
-        if TRANSPOSED:
-            # The stored filter's rows are this problem's input channels (dgrad).
-            w_off = (kw % KG) * swk + (pack * (GPT * CG) + cw) * swc
-        else:
-            w_off = kw * swk + (cw % CG) * swc
-        for t in gl.static_range(R * S):
-            tile = gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws), mask=w_ok,
-                           other=0.0)
-            w_smem.index(t).store(tile)
+        filter_tiles(w_smem, w_ptr, pack, K, swk, swc, swr, sws, KG, CG, GPT, R, S, BLOCK,
+                     TRANSPOSED, LX)
         # Two items an iteration, one a buffer, so every shared-memory offset is constant.
         for it in range(0, ITEMS_PER_PROGRAM, 2):
             for buf in gl.static_range(2):
