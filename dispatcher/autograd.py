@@ -148,21 +148,31 @@ def _pair_families(geom: ConvGeometry, dev) -> list | None:
         return None
 
 
+# Forward FLOPs of a layer below which two kernels that each fill the GPU alone still run
+# at once: their ramp and tail dominate (call 212: 1.17-1.41x faster overlapped on
+# ResNeXt3D-50 layer1.0 and layer2.1 at batch 1, layer2.1 at batch 8, 0.09-0.69 GFLOP);
+# above, they slowed each other (1.10x on ResNeXt3D-50 layer1.0 at batch 8, 1.39 GFLOP;
+# 1.59x on ResNeXt-50 layer2.1 at batch 32, 0.92 GFLOP, call 170).
+IN_ORDER_FLOPS = 8e8
+
+
 def pair_overlaps(geom: ConvGeometry, dev) -> bool:
     """Whether the kernels chosen for dX and dW on ``dev`` (a DeviceSpec) may run at once:
-    not where both fill the GPU alone. (A direction without a kernel goes through torch,
-    beside the other.)"""
+    not where both fill the GPU alone, unless the layer is small (``IN_ORDER_FLOPS``). (A
+    direction without a kernel goes through torch, beside the other.)"""
     fams = _pair_families(geom, dev)
-    return fams is None or not all(f.fills_gpu for f in fams)
+    return (fams is None or not all(f.fills_gpu for f in fams)
+            or geom.flops < IN_ORDER_FLOPS)
 
 
 def wgrad_first(geom: ConvGeometry, dev) -> bool:
     """Whether overlapped gradients launch dW's kernels before dX's: where the chosen wgrad
-    family asks for it (``overlap_first``), unless ``WGRAD_FIRST`` forces an order."""
+    family asks for it on ``geom`` (``launched_first``), unless ``WGRAD_FIRST`` forces an
+    order."""
     if WGRAD_FIRST is not None:
         return WGRAD_FIRST
     fams = _pair_families(geom, dev)
-    return fams is not None and fams[1].overlap_first
+    return fams is not None and fams[1].launched_first(geom)
 
 
 def gradients(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor,

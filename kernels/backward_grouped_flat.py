@@ -197,7 +197,7 @@ if HAVE_GLUON:
                XCOPY, YNEED, NPH, STH, STW, AMAX - A0, BMAX, LX)
         # dX's tiles, while the first copies are in flight: tile t is tap t's filter read
         # transposed (rows dX's channels c, columns dY's k), as dX's conv of dY takes it.
-        filter_tiles(w_smem, w_ptr, pack, CTOT, sfc, sfk, sfr, sfs, CG, KG, GPT, R, S, BLOCK,
+        filter_tiles(w_smem, 0, w_ptr, pack, CTOT, sfc, sfk, sfr, sfs, CG, KG, GPT, R, S, BLOCK,
                      True, LX)
         for it in range(0, ITEMS_PER_SPLIT, 2):
             for buf in gl.static_range(2):

@@ -177,6 +177,11 @@ class KernelFamily:
     # ``wgrad_staged_tma`` measured slower (1.05-1.28x) and keeps dX first.
     overlap_first: bool = False
 
+    def launched_first(self, geom: ConvGeometry) -> bool:
+        """Whether ``autograd`` launches this family's kernels first on ``geom`` when dX
+        and dW run at once (``overlap_first`` unless a family narrows it)."""
+        return self.overlap_first
+
     def pixel_tiles(self, geom: ConvGeometry, cfg: Config) -> int:
         """Programs a launch of ``cfg`` runs over the output pixels of ``geom``: BLOCK_M
         pixels a program (a TILE_W-wide block where the config has one)."""

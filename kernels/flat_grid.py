@@ -140,11 +140,12 @@ if HAVE_GLUON:
         return new
 
     @gluon.jit
-    def filter_tiles(w_smem, w_ptr, pack, K, swk, swc, swr, sws, KG: gl.constexpr,
+    def filter_tiles(w_smem, TAP0: gl.constexpr, w_ptr, pack, K, swk, swc, swr, sws,
+                     KG: gl.constexpr,
                      CG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
                      BLOCK: gl.constexpr, TRANSPOSED: gl.constexpr, LX: gl.constexpr):
         """Every tap's block-diagonal [BLOCK, BLOCK] filter tile of pack ``pack`` of GPT
-        groups into ``w_smem`` (tile t: tap t at strides swr, sws), loaded in the copies'
+        groups into ``w_smem`` (tile TAP0 + t: tap t at strides swr, sws), loaded in the copies'
         layout LX (runs of 8 input channels, contiguous in a channels_last filter): rows
         the conv's output channels (K of them, KG a group), columns its input channels (CG
         a group). TRANSPOSED: the stored filter's rows are the conv's input channels (dX
@@ -162,7 +163,7 @@ if HAVE_GLUON:
         for t in gl.static_range(R * S):
             tile = gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws), mask=w_ok,
                            other=0.0)
-            w_smem.index(t).store(tile)
+            w_smem.index(TAP0 + t).store(tile)
 
     @gluon.jit
     def unit_rows(dtype: gl.constexpr, ROWS: gl.constexpr, BLOCK: gl.constexpr):
@@ -183,6 +184,23 @@ if HAVE_GLUON:
         positions (0 past the last run)."""
         runs = copy_runs(xcopy)
         return (runs[i][0] if first else runs[i][1]) if i < len(runs) else 0
+
+    @gluon.jit
+    def depth_slice(img, td, live, OD, D, pdd, DEPTH: gl.constexpr, STD: gl.constexpr,
+                    DLD: gl.constexpr):
+        """(image, output depth, the input depth that depth tap td reads there, and
+        ``live`` unless that depth is padding) of slice ``img`` (image * OD + output
+        depth) of a 3D conv (DEPTH); in 2D image ``img``, depths 0."""
+        if DEPTH:
+            n = img // OD
+            od = img % OD
+            di = od * STD - pdd + td * DLD
+            live = live & (di >= 0) & (di < D)
+        else:
+            n = img
+            od = 0
+            di = 0
+        return n, od, di, live
 
     @gluon.jit
     def copy_phases(x_units, x_ptr, n, oh0, live, ch, cok, H, W, pdh, pdw, sxn, sxh, sxw,

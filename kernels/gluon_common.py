@@ -38,17 +38,18 @@ def copy_alignment_rejects(*channels: int) -> str | None:
     return None
 
 
-def gluon_grouped_rejects(geom, max_taps: int, *copied_channels: int) -> str | None:
-    """Why a Gluon family for few-channel groups (2D, channels_last, up to ``max_taps``
-    filter taps, 32-bit offsets, cp.async copies of pixels of ``copied_channels``
-    channels) does not take ``geom``."""
+def gluon_grouped_rejects(geom, max_taps: int, *copied_channels: int,
+                          depth: bool = False) -> str | None:
+    """Why a Gluon family for few-channel groups (2D, or 3D with ``depth``; channels_last,
+    up to ``max_taps`` taps in a filter plane, 32-bit offsets, cp.async copies of pixels
+    of ``copied_channels`` channels) does not take ``geom``."""
     if not HAVE_GLUON:
         return "this Triton has no Gluon (triton.experimental.gluon)"
     if TRITON_RELEASE not in GLUON_TESTED:
         return f"a Gluon kernel checked on Triton {GLUON_TESTED}, not {triton.__version__}"
     if reason := few_channel_groups_rejects(geom):
         return reason
-    if geom.dims != 2:
+    if geom.dims != 2 and not depth:
         return "2D convolutions only"
     if geom.r * geom.s > max_taps:
         return f"{geom.r}x{geom.s} filter: more than the {max_taps} taps it holds"
@@ -56,7 +57,7 @@ def gluon_grouped_rejects(geom, max_taps: int, *copied_channels: int) -> str | N
         return "cp.async copies runs of a pixel's channels: channels_last only"
     if reason := copy_alignment_rejects(*copied_channels):
         return reason
-    if max(geom.n * geom.c * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
+    if max(geom.n * geom.c * geom.d * geom.h * geom.w, geom.gemm_m * geom.k) >= 2 ** 31:
         return "tensors of 2**31 elements or more: its offsets are 32-bit"
     return None
 
@@ -93,11 +94,14 @@ def aligned_pixels(t: torch.Tensor) -> torch.Tensor:
     return t.clone(memory_format=torch.channels_last_3d)
 
 
-def wgrad_operands(call) -> tuple:
+def wgrad_operands(call, depth: bool = False) -> tuple:
     """(dY, X, their strides and dW's as a Gluon wgrad kernel takes them: dY's n, h, w,
-    X's n, h, w, dW's k, c, r, s), dY and X as ``aligned_pixels`` gives them."""
+    X's n, h, w, dW's k, c, r, s; with ``depth``, each with its depth stride after n or
+    c), dY and X as ``aligned_pixels`` gives them."""
     dy, x = aligned_pixels(call.dy), aligned_pixels(call.x)
-    syn, _, _, syh, syw = strides5(dy)
-    sxn, _, _, sxh, sxw = strides5(x)
-    swk, swc, _, swr, sws = strides5(call.out)
+    syn, _, syd, syh, syw = strides5(dy)
+    sxn, _, sxd, sxh, sxw = strides5(x)
+    swk, swc, swt, swr, sws = strides5(call.out)
+    if depth:
+        return dy, x, (syn, syd, syh, syw, sxn, sxd, sxh, sxw, swk, swc, swt, swr, sws)
     return dy, x, (syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws)

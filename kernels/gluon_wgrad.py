@@ -27,12 +27,13 @@ class GluonWgradFamily(GradFamily):
         return square_pack_gpt(geom, cfg["BLOCK_N"])
 
     def pack_grid(self, geom, cfg: Config, k_steps: int, k_block: int) -> GradGrid:
-        """Packs of GPT groups, each reducing every tap over ``k_steps`` items of
-        ``k_block`` output positions."""
+        """Packs of GPT groups (times the depth taps: a program a plane of taps), each
+        reducing every tap of a plane over ``k_steps`` items of ``k_block`` output
+        positions."""
         bn, gpt, taps = cfg["BLOCK_N"], self.gpt(geom, cfg), geom.r * geom.s
         return GradGrid(m=gpt * geom.kg, n=gpt * geom.cg * taps, red=geom.gemm_m, block_m=bn,
-                        block_n=bn * taps, tiles_m=1, tiles_n=1, mult=cdiv(geom.g, gpt),
-                        k_steps=k_steps, k_block=k_block)
+                        block_n=bn * taps, tiles_m=1, tiles_n=1,
+                        mult=cdiv(geom.g, gpt) * geom.t, k_steps=k_steps, k_block=k_block)
 
     def layout_rejects(self, geom, cfg: Config) -> str | None:
         """Why the family's shared-memory layout cannot hold ``cfg`` on ``geom``."""

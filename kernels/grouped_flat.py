@@ -1,4 +1,5 @@
-"""2D grouped convolution with few channels a group, on a flat grid of stride phases (Gluon).
+"""Grouped convolution (2D, 3D) with few channels a group, on a flat grid of stride phases
+(Gluon).
 
 ``grouped_packed`` loads its input tile once a filter tap (nine times from L2 for 3x3)
 and ``grouped_rows`` sums TILE_W >= 16 columns a dot, so 7- and 14-column maps idle most
@@ -10,6 +11,12 @@ each tap is one mma of the [P, BLOCK] run of rows at the tap's flat shift with t
 accumulated in registers; the epilogue (bias, residual, activation) stores the
 positions that are output pixels. A program walks two or more items (the filter tiles
 load once), the next item's copies in flight while this one's mmas run.
+
+In 3D an item is ROWS output rows of one output depth slice, and a program steps through
+its depth taps: each step copies the input slice that depth tap reads (zeros where that
+is padding: ``flat_grid.depth_slice``) and adds that plane's taps to the item's
+accumulator, the epilogue running after the last. Every tap's tile (27 for 3x3x3) stays
+in shared memory; the steps, not the items, alternate buffers.
 
 As in ``grouped_packed``, the zeros of the block-diagonal tile are multiplied: an Inf
 or NaN in one group's input turns the same pixel's outputs of the pack's other groups
@@ -36,7 +43,7 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import copy_phases, filter_tiles, row_layout, tap_rows, unit_rows
+    from .flat_grid import copy_phases, depth_slice, filter_tiles, row_layout, tap_rows, unit_rows
 
     @gluon.jit
     def _activate(x, ACT: gl.constexpr):
@@ -52,40 +59,43 @@ if HAVE_GLUON:
         return x
 
     @gluon.jit
-    def _issue(item, end, x_units, x_ptr, ch, cok, H, W, pdh, pdw, TILES_H, sxn, sxh, sxw,
-               BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
-               XNEED: gl.constexpr, XCOPY: gl.constexpr, NPH: gl.constexpr,
-               STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr):
-        """Start copying an item's phase images into buffer BUF (one cp.async group)."""
-        copy_phases(x_units, x_ptr, item // TILES_H, (item % TILES_H) * ROWS, item < end,
-                    ch, cok, H, W, pdh, pdw, sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH,
-                    STH, STW, LX)
+    def _issue(item, end, td, x_units, x_ptr, ch, cok, D, H, W, OD, pdd, pdh, pdw, TILES_H,
+               sxn, sxd, sxh, sxw, BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr,
+               XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr,
+               NPH: gl.constexpr, DEPTH: gl.constexpr, STD: gl.constexpr,
+               DLD: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr):
+        """Start copying the phase images of the input slice that depth tap ``td`` of an
+        item reads into buffer BUF (one cp.async group; zeros where it is padding)."""
+        n, _, di, live = depth_slice(item // TILES_H, td, item < end, OD, D, pdd, DEPTH,
+                                     STD, DLD)
+        copy_phases(x_units, x_ptr + di * sxd, n, (item % TILES_H) * ROWS, live, ch, cok, H,
+                    W, pdh, pdw, sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX)
         cp.commit_group()
 
     @gluon.jit
-    def _item(x_units, w_smem, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
-              P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, NPH: gl.constexpr,
-              STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
-              BLOCK: gl.constexpr, XT: gl.constexpr, MMA: gl.constexpr, A_L: gl.constexpr,
+    def _taps(acc, x_units, w_smem, TAP0, BUF: gl.constexpr, R: gl.constexpr,
+              S: gl.constexpr, P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
+              NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr,
+              DLW: gl.constexpr, BLOCK: gl.constexpr, XT: gl.constexpr, A_L: gl.constexpr,
               B_L: gl.constexpr):
-        """The item in buffer BUF: every tap's mma of its P-row run with the tap's tile."""
-        acc = gl.zeros([P, BLOCK], gl.float32, MMA)
+        """``acc`` plus, for every tap of a plane (its tiles from TAP0 in ``w_smem``), the
+        mma of the P-row run it reads in buffer BUF with its tile."""
         for t in gl.static_range(R * S):
             a = tap_rows(x_units, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
                          XT).load(A_L)
-            b = w_smem.index(t).permute((1, 0)).load(B_L)
+            b = w_smem.index(TAP0 + t).permute((1, 0)).load(B_L)
             acc = mma_v2(a, b, acc)
         return acc
 
     @gluon.jit
-    def _epilogue(acc, item, end, pack, out_ptr, syn, syc, syh, syw, bias_ptr, res_ptr, srn,
-                  src, srh, srw, K, OH, OW, TILES_H, KG: gl.constexpr, GPT: gl.constexpr,
-                  ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
-                  BLOCK: gl.constexpr, ACT: gl.constexpr, HAS_BIAS: gl.constexpr,
-                  HAS_RES: gl.constexpr, MMA: gl.constexpr):
+    def _epilogue(acc, item, end, pack, out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr,
+                  srn, src, srd, srh, srw, K, OD, OH, OW, TILES_H, KG: gl.constexpr,
+                  GPT: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
+                  BLOCK: gl.constexpr, DEPTH: gl.constexpr, ACT: gl.constexpr,
+                  HAS_BIAS: gl.constexpr, HAS_RES: gl.constexpr, MMA: gl.constexpr):
         """Bias, residual and activation, then the store of the item's positions that are
         output pixels (none unless the item is below ``end``)."""
-        n = item // TILES_H
+        n, od, _, _ = depth_slice(item // TILES_H, 0, True, OD, 1, 0, DEPTH, 1, 1)
         oh0 = (item % TILES_H) * ROWS
         f = gl.arange(0, P, layout=gl.SliceLayout(1, MMA))
         j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
@@ -100,26 +110,27 @@ if HAVE_GLUON:
             bias = gl.load(bias_ptr + k_glob, mask=k_ok, other=0.0)
             acc = acc + gl.expand_dims(bias.to(gl.float32), 0)
         if HAS_RES:
-            r_off = (gl.expand_dims(n * srn + oh * srh + q * srw, 1)
+            r_off = (gl.expand_dims(n * srn + od * srd + oh * srh + q * srw, 1)
                      + gl.expand_dims(k_glob * src, 0))
             acc = acc + gl.load(res_ptr + r_off, mask=mask, other=0.0).to(gl.float32)
         acc = _activate(acc, ACT)
-        y_off = gl.expand_dims(n * syn + oh * syh + q * syw, 1) + gl.expand_dims(k_glob * syc, 0)
+        y_off = (gl.expand_dims(n * syn + od * syd + oh * syh + q * syw, 1)
+                 + gl.expand_dims(k_glob * syc, 0))
         gl.store(out_ptr + y_off, acc.to(out_ptr.dtype.element_ty), mask=mask)
 
     @gluon.jit
     def grouped_flat_kernel(
-        x_ptr, w_ptr, out_ptr, syn, syc, syh, syw,
-        bias_ptr, res_ptr, srn, src, srh, srw,
-        C, K, H, W, OH, OW, pdh, pdw, TILES_H, ITEMS, ITEMS_PER_PROGRAM,
-        sxn, sxh, sxw, swk, swc, swr, sws,
-        CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
-        S: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
-        XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr, NPH: gl.constexpr,
-        BLOCK: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr,
-        DLW: gl.constexpr,
-        ACT: gl.constexpr, HAS_BIAS: gl.constexpr, HAS_RES: gl.constexpr,
-        TRANSPOSED: gl.constexpr,
+        x_ptr, w_ptr, out_ptr, syn, syc, syd, syh, syw,
+        bias_ptr, res_ptr, srn, src, srd, srh, srw,
+        C, K, D, H, W, OD, OH, OW, pdd, pdh, pdw, TILES_H, ITEMS, ITEMS_PER_PROGRAM,
+        sxn, sxd, sxh, sxw, swk, swc, swt, swr, sws,
+        CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, T: gl.constexpr,
+        R: gl.constexpr, S: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr,
+        P: gl.constexpr, XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr,
+        NPH: gl.constexpr, BLOCK: gl.constexpr, STD: gl.constexpr, STH: gl.constexpr,
+        STW: gl.constexpr, DLD: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
+        DEPTH: gl.constexpr, ACT: gl.constexpr, HAS_BIAS: gl.constexpr,
+        HAS_RES: gl.constexpr, TRANSPOSED: gl.constexpr,
     ):
         NW: gl.constexpr = gl.num_warps()
         TC: gl.constexpr = BLOCK // 8
@@ -144,31 +155,41 @@ if HAVE_GLUON:
         x_units = unit_rows(x_ptr.dtype.element_ty, XR, BLOCK)
         XT: gl.constexpr = row_layout(P, BLOCK, XR)
         # Every tap's filter tile, rows = output channels of the pack.
-        w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [R * S, BLOCK, BLOCK], SW)
+        w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [T * R * S, BLOCK, BLOCK],
+                                           SW)
         ch = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         c_glob = gl.expand_dims(pack * (GPT * CG) + ch, 0)
         cok = gl.expand_dims(ch < GPT * CG, 0) & (c_glob < C)
-        _issue(first, end, x_units, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H, sxn, sxh,
-               sxw, 0, ROWS, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX)
+        _issue(first, end, 0, x_units, x_ptr, c_glob, cok, D, H, W, OD, pdd, pdh, pdw,
+               TILES_H, sxn, sxd, sxh, sxw, 0, ROWS, WP, XP, XNEED, XCOPY, NPH, DEPTH, STD,
+               DLD, STH, STW, LX)
         # The filter tiles load while the first item's copies are in flight.
-        filter_tiles(w_smem, w_ptr, pack, K, swk, swc, swr, sws, KG, CG, GPT, R, S, BLOCK,
-                     TRANSPOSED, LX)
-        # Two items an iteration, one a buffer, so every shared-memory offset is constant.
-        for it in range(0, ITEMS_PER_PROGRAM, 2):
+        for plane in gl.static_range(T):
+            filter_tiles(w_smem, plane * R * S, w_ptr + plane * swt, pack, K, swk, swc, swr,
+                         sws, KG, CG, GPT, R, S, BLOCK, TRANSPOSED, LX)
+        # A step is one depth tap of an item (T of them an item, summed in ``acc``); two
+        # steps an iteration, one a buffer, so every shared-memory offset is constant.
+        acc = gl.zeros([P, BLOCK], gl.float32, MMA)
+        for it in range(0, ITEMS_PER_PROGRAM * T, 2):
             for buf in gl.static_range(2):
-                item = first + it + buf
-                _issue(item + 1, end, x_units, x_ptr, c_glob, cok, H, W, pdh, pdw, TILES_H,
-                       sxn, sxh, sxw, 1 - buf, ROWS, WP, XP, XNEED, XCOPY, NPH, STH, STW,
+                item = first + (it + buf) // T
+                td = (it + buf) % T if T > 1 else 0
+                _issue(first + (it + buf + 1) // T, end, (it + buf + 1) % T, x_units, x_ptr,
+                       c_glob, cok, D, H, W, OD, pdd, pdh, pdw, TILES_H, sxn, sxd, sxh, sxw,
+                       1 - buf, ROWS, WP, XP, XNEED, XCOPY, NPH, DEPTH, STD, DLD, STH, STW,
                        LX)
                 cp.wait_group(1)
                 gl.thread_barrier()
-                acc = _item(x_units, w_smem, buf, R, S, P, WP, XP, NPH, STH, STW, DLH, DLW,
-                            BLOCK, XT, MMA, A_L, B_L)
+                acc = _taps(acc, x_units, w_smem, td * (R * S), buf, R, S, P, WP, XP, NPH,
+                            STH, STW, DLH, DLW, BLOCK, XT, A_L, B_L)
                 # The next copies overwrite the buffer just read.
                 gl.thread_barrier()
-                _epilogue(acc, item, end, pack, out_ptr, syn, syc, syh, syw, bias_ptr,
-                          res_ptr, srn, src, srh, srw, K, OH, OW, TILES_H, KG, GPT, ROWS, WP,
-                          P, BLOCK, ACT, HAS_BIAS, HAS_RES, MMA)
+                if td == T - 1:
+                    _epilogue(acc, item, end, pack, out_ptr, syn, syc, syd, syh, syw,
+                              bias_ptr, res_ptr, srn, src, srd, srh, srw, K, OD, OH, OW,
+                              TILES_H, KG, GPT, ROWS, WP, P, BLOCK, DEPTH, ACT, HAS_BIAS,
+                              HAS_RES, MMA)
+                    acc = gl.zeros([P, BLOCK], gl.float32, MMA)
         cp.wait_group(0)
 
 
@@ -182,9 +203,10 @@ FLAT_ITEMS = (2, 4, 8)
 
 class GroupedFlatFamily(KernelFamily):
     name = "grouped_flat"
-    summary = ("2D grouped conv, few channels a group (Gluon): an item's input copied once "
-               "as stride-phase images on a flat grid, each tap one mma of a shifted run "
-               "of rows with a block-diagonal filter tile")
+    summary = ("grouped conv (2D, 3D), few channels a group (Gluon): an item's input copied "
+               "once as stride-phase images on a flat grid (a slice a depth tap in 3D), "
+               "each tap one mma of a shifted run of rows with a block-diagonal filter "
+               "tile")
     dtypes = ("float16", "bfloat16")
     interpreted = False
     int32_offsets = True
@@ -193,7 +215,7 @@ class GroupedFlatFamily(KernelFamily):
                     for items in FLAT_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_TILES)
 
     def supports(self, geom) -> str | None:
-        return (gluon_grouped_rejects(geom, MAX_FLAT_TAPS, geom.c)
+        return (gluon_grouped_rejects(geom, MAX_FLAT_TAPS, geom.c, depth=True)
                 or item_rejects(geom, FLAT_POSITIONS[-1]))
 
     @staticmethod
@@ -202,8 +224,9 @@ class GroupedFlatFamily(KernelFamily):
         return square_pack_gpt(geom, cfg["BLOCK_N"])
 
     def items(self, geom, cfg: Config) -> int:
-        """Items of ``geom``: ROWS output rows of one image each."""
-        return geom.n * cdiv(geom.out_spatial[1], flat_consts(geom, cfg["BLOCK_M"])["ROWS"])
+        """Items of ``geom``: ROWS output rows of one image (and output depth) each."""
+        od, oh, _ = geom.out_spatial
+        return geom.n * od * cdiv(oh, flat_consts(geom, cfg["BLOCK_M"])["ROWS"])
 
     def pixel_tiles(self, geom, cfg: Config) -> int:
         """Programs along the output pixels (launch grid axis 1): ITEMS items each."""
@@ -212,7 +235,7 @@ class GroupedFlatFamily(KernelFamily):
     def smem_bytes(self, geom, cfg: Config) -> int:
         c = flat_consts(geom, cfg["BLOCK_M"])
         bn = cfg["BLOCK_N"]
-        return (2 * c["NPH"] * c["XP"] + geom.r * geom.s * bn) * bn * geom.elem_bytes
+        return (2 * c["NPH"] * c["XP"] + geom.t * geom.r * geom.s * bn) * bn * geom.elem_bytes
 
     def hard_ok(self, geom, cfg, device) -> str | None:
         if reason := (pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg)
@@ -237,18 +260,16 @@ class GroupedFlatFamily(KernelFamily):
         bn = cfg["BLOCK_N"]
         c = flat_consts(g, cfg["BLOCK_M"])
         gpt = self.gpt(g, cfg)
-        _, oh, ow = g.out_spatial
+        od, oh, ow = g.out_spatial
         x = aligned_pixels(call.x)
-        sxn, _, _, sxh, sxw = strides5(x)
+        sxn, _, sxd, sxh, sxw = strides5(x)
         w, sw = oriented_filter(call)
-        out, syn, syc, _, syh, syw, bias, res, srn, src, _, srh, srw = out_args(call)
         launch_kernel(
             grouped_flat_kernel, (cdiv(g.g, gpt), self.pixel_tiles(g, cfg)),
-            x, w, out, syn, syc, syh, syw, bias, res, srn, src, srh, srw,
-            g.c, g.k, g.h, g.w, oh, ow, g.pad[1], g.pad[2], cdiv(oh, c["ROWS"]),
-            self.items(g, cfg), cfg["ITEMS"],
-            sxn, sxh, sxw, sw[0], sw[1], sw[3], sw[4],
-            CG=g.cg, KG=g.kg, GPT=gpt, R=g.r, S=g.s, BLOCK=bn, STH=g.stride[1],
-            STW=g.stride[2], DLH=g.dilation[1], DLW=g.dilation[2], ACT=call.activation,
+            x, w, *out_args(call), g.c, g.k, g.d, g.h, g.w, od, oh, ow, *g.pad,
+            cdiv(oh, c["ROWS"]), self.items(g, cfg), cfg["ITEMS"], sxn, sxd, sxh, sxw, *sw,
+            CG=g.cg, KG=g.kg, GPT=gpt, T=g.t, R=g.r, S=g.s, BLOCK=bn, STD=g.stride[0],
+            STH=g.stride[1], STW=g.stride[2], DLD=g.dilation[0], DLH=g.dilation[1],
+            DLW=g.dilation[2], DEPTH=g.dims == 3, ACT=call.activation,
             HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
             TRANSPOSED=call.transposed_w, num_warps=cfg["num_warps"], **c)

@@ -310,8 +310,6 @@ class GroupedPackedFamily(KernelFamily):
         for bm, bn, bk, wp, st, tw in PACKED_L1_TILES) + tuple(
         Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp, num_stages=st, SPLIT_K=sp)
         for sp in SPLITS for bm, bn, bk, wp, st in PACKED_SPLIT_TILES)
-    # The dgrad twin's: unsplit (its rows were measured without splits).
-    dgrad_configs = tuple(c for c in configs if c.get("SPLIT_K", 1) == 1)
 
     def supports(self, geom) -> str | None:
         if geom.g == 1:

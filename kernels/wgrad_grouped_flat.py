@@ -10,6 +10,11 @@ shared memory and an mma reduces 16 flat positions whatever the map's width. As 
 two items an iteration double-buffered through cp.async, splits added in a fixed order
 (``wgrad_gemm.reduce_splits``): no atomics.
 
+In 3D a program reduces one depth tap's plane of taps (the launch grid's packs times the
+depth taps): items are rows of dY's slices (image, output depth), each copied with the
+input slice its depth tap reads (zeros where that is padding: ``flat_grid.depth_slice``),
+and the plane's taps go to their place in dW or the split workspace.
+
 Grid positions past the map's columns hold a zero dY but meet real input pixels (the next
 row's), so an Inf or NaN in X turns taps whose torch gradient is finite into NaN, as the
 zero blocks of a pack do across groups (``wgrad_grouped_halo`` behaves the same).
@@ -40,25 +45,29 @@ if HAVE_GLUON:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
 
-    from .flat_grid import copy_phases, row_layout, row_units, tap_dots, unit_rows
+    from .flat_grid import copy_phases, depth_slice, row_layout, row_units, tap_dots, unit_rows
     from .gluon_wgrad import pack_channels, release_reduction, store_taps
 
     @gluon.jit
-    def _issue(item, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
-               H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw,
-               BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
-               XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr,
-               NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr,
+    def _issue(item, end, td, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
+               D, H, W, OD, OH, OW, pdd, pdh, pdw, TILES_H, sxn, sxd, sxh, sxw, syn, syd,
+               syh, syw, BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr,
+               P: gl.constexpr, XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr,
+               NPH: gl.constexpr, DEPTH: gl.constexpr, STD: gl.constexpr,
+               DLD: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr,
                YL: gl.constexpr):
-        """Start copying an item (image item // TILES_H, output rows from
-        (item % TILES_H) * ROWS) into buffer BUF as one cp.async group: its phase images
-        (``flat_grid.copy_phases``) and dY's P flat positions (zeros past the map's
-        columns, the item's rows, and everywhere unless the item is live)."""
+        """Start copying an item (slice item // TILES_H of dY: image and, in 3D, output
+        depth; output rows from (item % TILES_H) * ROWS) into buffer BUF as one cp.async
+        group: the phase images (``flat_grid.copy_phases``) of the input slice that depth
+        tap ``td`` reads (zeros where that is padding) and dY's P flat positions (zeros
+        past the map's columns, the item's rows, and everywhere unless the item is
+        live)."""
         live = item < end
-        n = item // TILES_H
         oh0 = (item % TILES_H) * ROWS
+        n, od, di, x_live = depth_slice(item // TILES_H, td, live, OD, D, pdd, DEPTH, STD,
+                                        DLD)
         L_CH: gl.constexpr = gl.SliceLayout(0, LX)
-        copy_phases(x_units, x_ptr, n, oh0, live,
+        copy_phases(x_units, x_ptr + di * sxd, n, oh0, x_live,
                     gl.expand_dims(gl.convert_layout(c_glob, L_CH), 0),
                     gl.expand_dims(gl.convert_layout(c_ok, L_CH), 0), H, W, pdh, pdw,
                     sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX)
@@ -69,7 +78,7 @@ if HAVE_GLUON:
         q = fy % WP
         oh = oh0 + p
         yok = live & (p < ROWS) & (q < OW) & (oh < OH)
-        yrow = gl.expand_dims(n * syn + oh * syh + q * syw, 1)
+        yrow = gl.expand_dims(n * syn + od * syd + oh * syh + q * syw, 1)
         cp.async_copy_global_to_shared(
             y_units.index(BUF * P * row_units(kg.shape[1]))._reinterpret(
                 y_units.dtype, [P, kg.shape[1]], YL),
@@ -94,15 +103,14 @@ if HAVE_GLUON:
     @gluon.jit
     def wgrad_grouped_flat_kernel(
         dy_ptr, x_ptr, dw_ptr, ws_ptr,
-        CTOT, KTOT, H, W, OH, OW, pdh, pdw, TILES_H, ITEMS, ITEMS_PER_SPLIT, WS_STRIDE,
-        syn, syh, syw, sxn, sxh, sxw, swk, swc, swr, sws,
-        CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr,
-        S: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
-        XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr, NPH: gl.constexpr,
-        BLOCK: gl.constexpr,
-        STH: gl.constexpr,
-        STW: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr, SPLIT: gl.constexpr,
-        NEXT: gl.constexpr,
+        CTOT, KTOT, D, H, W, OD, OH, OW, pdd, pdh, pdw, TILES_H, ITEMS, ITEMS_PER_SPLIT,
+        WS_STRIDE, syn, syd, syh, syw, sxn, sxd, sxh, sxw, swk, swc, swt, swr, sws,
+        CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, T: gl.constexpr,
+        R: gl.constexpr, S: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr,
+        P: gl.constexpr, XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr,
+        NPH: gl.constexpr, BLOCK: gl.constexpr, STD: gl.constexpr, STH: gl.constexpr,
+        STW: gl.constexpr, DLD: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
+        DEPTH: gl.constexpr, SPLIT: gl.constexpr, NEXT: gl.constexpr,
     ):
         release_reduction(SPLIT, NEXT)
         NW: gl.constexpr = gl.num_warps()
@@ -115,7 +123,9 @@ if HAVE_GLUON:
                                                       instr_shape=[16, 8])
         A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
         B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
-        pack = gl.program_id(0)
+        # In 3D a program reduces one depth tap's plane of taps (td) for its pack.
+        pack = gl.program_id(0) // T
+        td = gl.program_id(0) % T
         pid_s = gl.program_id(1)
         # Rows of BLOCK channels (flat_grid.row_layout): (buffer, phase, flat position) and
         # (buffer, position); read and written through views of 16-byte units, so that a
@@ -130,17 +140,18 @@ if HAVE_GLUON:
         c_glob, c_ok, k_glob, k_ok, first, end, accs = pack_channels(
             pack, pid_s, CTOT, KTOT, ITEMS, ITEMS_PER_SPLIT, CG, KG, GPT, BLOCK, R, S, L_CH,
             MMA)
-        _issue(first, end, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok, H,
-               W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw, syn, syh, syw, 0, ROWS, WP, P, XP,
-               XNEED, XCOPY, NPH, STH, STW, LX, YL)
+        _issue(first, end, td, x_units, y_units, x_ptr, dy_ptr, c_glob, c_ok, k_glob, k_ok,
+               D, H, W, OD, OH, OW, pdd, pdh, pdw, TILES_H, sxn, sxd, sxh, sxw, syn, syd,
+               syh, syw, 0, ROWS, WP, P, XP, XNEED, XCOPY, NPH, DEPTH, STD, DLD, STH, STW,
+               LX, YL)
         # Two items an iteration, one a buffer, so every shared-memory offset is constant.
         # (Four buffers, three items in flight, were no faster: call 167.)
         for it in range(0, ITEMS_PER_SPLIT, 2):
             for buf in gl.static_range(2):
-                _issue(first + it + buf + 1, end, x_units, y_units, x_ptr, dy_ptr, c_glob,
-                       c_ok, k_glob, k_ok, H, W, OH, OW, pdh, pdw, TILES_H, sxn, sxh, sxw,
-                       syn, syh, syw, 1 - buf, ROWS, WP, P, XP, XNEED, XCOPY, NPH, STH, STW,
-                       LX, YL)
+                _issue(first + it + buf + 1, end, td, x_units, y_units, x_ptr, dy_ptr,
+                       c_glob, c_ok, k_glob, k_ok, D, H, W, OD, OH, OW, pdd, pdh, pdw,
+                       TILES_H, sxn, sxd, sxh, sxw, syn, syd, syh, syw, 1 - buf, ROWS, WP, P,
+                       XP, XNEED, XCOPY, NPH, DEPTH, STD, DLD, STH, STW, LX, YL)
                 cp.wait_group(1)
                 gl.thread_barrier()
                 accs = _step(accs, x_units, y_units, buf, R, S, P, WP, XP, NPH, STH, STW,
@@ -148,7 +159,9 @@ if HAVE_GLUON:
                 # The next copies overwrite the buffer just read.
                 gl.thread_barrier()
         cp.wait_group(0)
-        store_taps(accs, pack, pid_s, dw_ptr, ws_ptr, CTOT, KTOT, WS_STRIDE, swk, swc, swr,
+        # Depth tap td's plane: dW's taps (td, r, s), the workspace's taps td * R*S + t.
+        store_taps(accs, pack, pid_s, dw_ptr + td * swt,
+                   ws_ptr + td * (R * S * KTOT * CG), CTOT, KTOT, WS_STRIDE, swk, swc, swr,
                    sws, CG, KG, GPT, BLOCK, R, S, SPLIT, MMA)
 
 
@@ -157,22 +170,32 @@ if HAVE_GLUON:
 class WgradGroupedFlatFamily(GluonWgradFamily):
     name = "wgrad_grouped_flat"
     overlap_first = True  # launched before dX's kernels when the two overlap
-    summary = ("gradient of a few-channel grouped filter (Gluon): items of output rows "
-               "flattened on a zero-padded grid, the input copied once as stride-phase "
-               "images, each tap one shifted slice, one mma a tap and 16 positions")
+    summary = ("gradient of a few-channel grouped filter, 2D or 3D (Gluon): items of "
+               "output rows flattened on a zero-padded grid, the input copied once as "
+               "stride-phase images, each tap one shifted slice, one mma a tap and 16 "
+               "positions; a program a depth tap's plane in 3D")
     fills_gpu = True
     configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, SPLIT_K=sk, num_warps=wp, num_stages=2)
                     for sk in HALO_SPLITS for bn, wp in HALO_TILES for pos in FLAT_POSITIONS)
 
+    def launched_first(self, geom) -> bool:
+        """First at a stride only: there dX's kernels (stride phases, or a strided one)
+        took the SMs from this one-wave kernel when launched before it (call 195:
+        ResNeXt-50 layer4.0 0.71x with dW first; call 210: ResNeXt3D-50's strided layers
+        0.72-0.85x). At stride 1 the order was even on every layer but one, which took
+        2.1x as long with dW first (ResNeXt3D-50 layer3.1 at batch 8, call 210)."""
+        return max(geom.stride) > 1
+
     def supports(self, geom) -> str | None:
-        return (gluon_grouped_rejects(geom, MAX_HALO_TAPS, geom.c, geom.k)
+        return (gluon_grouped_rejects(geom, MAX_HALO_TAPS, geom.c, geom.k, depth=True)
                 or item_rejects(geom, FLAT_POSITIONS[-1]))
 
     def grid(self, geom, cfg: Config) -> GradGrid:
-        """Packs of GPT groups, each reducing every tap over items of output rows."""
+        """Packs of GPT groups by depth taps, each reducing a plane of taps over items of
+        output rows of a slice (image, output depth)."""
         c = flat_consts(geom, cfg["BLOCK_M"])
-        _, oh, _ = geom.out_spatial
-        return self.pack_grid(geom, cfg, geom.n * cdiv(oh, c["ROWS"]), c["P"])
+        od, oh, _ = geom.out_spatial
+        return self.pack_grid(geom, cfg, geom.n * od * cdiv(oh, c["ROWS"]), c["P"])
 
     def smem_bytes(self, geom, cfg: Config) -> int:
         c = flat_consts(geom, cfg["BLOCK_M"])
@@ -191,15 +214,16 @@ class WgradGroupedFlatFamily(GluonWgradFamily):
         bn, split = cfg["BLOCK_N"], cfg["SPLIT_K"]
         c = flat_consts(g, cfg["BLOCK_M"])
         tiles = self.grid(g, cfg)
-        _, oh, ow = g.out_spatial
-        dy, x, strides = wgrad_operands(call)
+        od, oh, ow = g.out_spatial
+        dy, x, strides = wgrad_operands(call, depth=True)
         with split_slices(call, split, tiles.k_steps) as (per_split, ws, slices):
             launch_kernel(
                 wgrad_grouped_flat_kernel, (tiles.mult, slices),
                 dy, x, call.out, ws,
-                g.c, g.k, g.h, g.w, oh, ow, g.pad[1], g.pad[2], cdiv(oh, c["ROWS"]),
-                tiles.k_steps, per_split, g.k * g.cg * g.r * g.s, *strides,
-                CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), R=g.r, S=g.s, BLOCK=bn,
-                STH=g.stride[1], STW=g.stride[2], DLH=g.dilation[1], DLW=g.dilation[2],
+                g.c, g.k, g.d, g.h, g.w, od, oh, ow, *g.pad, cdiv(oh, c["ROWS"]),
+                tiles.k_steps, per_split, g.k * g.cg * g.t * g.r * g.s, *strides,
+                CG=g.cg, KG=g.kg, GPT=self.gpt(g, cfg), T=g.t, R=g.r, S=g.s, BLOCK=bn,
+                STD=g.stride[0], STH=g.stride[1], STW=g.stride[2], DLD=g.dilation[0],
+                DLH=g.dilation[1], DLW=g.dilation[2], DEPTH=g.dims == 3,
                 SPLIT=split > 1, NEXT=dependent_ok(call.out.device) and RELEASE_EARLY,
                 num_warps=cfg["num_warps"], **c)

@@ -243,7 +243,7 @@ def gluon_wgrad_ptx_sm90(kernel, dtype: str, constexprs: dict, num_warps: int) -
     el = {"float16": "*fp16", "bfloat16": "*bf16"}[dtype]
     pointers = {"dy_ptr": el, "x_ptr": el, "dw_ptr": el, "ws_ptr": "*fp32"}
     aligned = (*pointers, "syn", "syh", "syw", "sxn", "sxh", "sxw", "swk", "CTOT", "KTOT",
-               "WS_STRIDE")
+               "WS_STRIDE", *{"syd", "sxd"} & set(kernel.arg_names))
     return gluon_ptx_sm90(kernel, pointers, constexprs, aligned, num_warps)
 
 class PickFamily:

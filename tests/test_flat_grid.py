@@ -33,13 +33,19 @@ FWD = GroupedFlatFamily()
 H100 = KNOWN["h100"]
 
 
+def _plane_taps(geom: ConvGeometry) -> dict:
+    """The flat-grid kernels' filter, stride and dilation constants."""
+    return dict(T=geom.t, R=geom.r, S=geom.s, STD=geom.stride[0], STH=geom.stride[1],
+                STW=geom.stride[2], DLD=geom.dilation[0], DLH=geom.dilation[1],
+                DLW=geom.dilation[2], DEPTH=geom.dims == 3)
+
+
 def ptx_sm90(geom: ConvGeometry, cfg: Config) -> tuple[str, int]:
     """The kernel's PTX for ``cfg`` on ``geom`` and its shared memory in bytes."""
     from convdispatch.kernels.wgrad_grouped_flat import wgrad_grouped_flat_kernel as k
 
-    cons = dict(CG=geom.cg, KG=geom.kg, GPT=FAM.gpt(geom, cfg), R=geom.r, S=geom.s,
-                BLOCK=cfg["BLOCK_N"], STH=geom.stride[1], STW=geom.stride[2],
-                DLH=geom.dilation[1], DLW=geom.dilation[2], SPLIT=cfg["SPLIT_K"] > 1,
+    cons = dict(CG=geom.cg, KG=geom.kg, GPT=FAM.gpt(geom, cfg), **_plane_taps(geom),
+                BLOCK=cfg["BLOCK_N"], SPLIT=cfg["SPLIT_K"] > 1,
                 NEXT=True, **flat_consts(geom, cfg["BLOCK_M"]))
     return gluon_wgrad_ptx_sm90(k, geom.dtype, cons, cfg["num_warps"])
 
@@ -52,13 +58,12 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
 
     el = {"float16": "*fp16", "bfloat16": "*bf16"}[geom.dtype]
     pointers = dict.fromkeys(("x_ptr", "w_ptr", "out_ptr", "bias_ptr", "res_ptr"), el)
-    cons = dict(CG=geom.cg, KG=geom.kg, GPT=FWD.gpt(geom, cfg), R=geom.r, S=geom.s,
-                BLOCK=cfg["BLOCK_N"], STH=geom.stride[1], STW=geom.stride[2],
-                DLH=geom.dilation[1], DLW=geom.dilation[2], ACT=4 if epilogue else 0,
+    cons = dict(CG=geom.cg, KG=geom.kg, GPT=FWD.gpt(geom, cfg), **_plane_taps(geom),
+                BLOCK=cfg["BLOCK_N"], ACT=4 if epilogue else 0,
                 HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
                 **flat_consts(geom, cfg["BLOCK_M"]))
-    aligned = (*pointers, "syn", "syh", "syw", "sxn", "sxh", "sxw", "srn", "srh", "srw",
-               "C", "K")
+    aligned = (*pointers, "syn", "syd", "syh", "syw", "sxn", "sxd", "sxh", "sxw", "srn",
+               "srd", "srh", "srw", "C", "K")
     return gluon_ptx_sm90(k, pointers, cons, aligned, cfg["num_warps"])
 
 
@@ -115,12 +120,16 @@ COMPILE_CASES = [
     (G(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2), pad=(0, 0, 2),
        dilation=(1, 2, 1)),
      Config(BLOCK_M=64, BLOCK_N=16, SPLIT_K=1, num_warps=2, num_stages=2)),
+    # 3D, split, strided in depth: a program reduces one depth tap's plane of nine taps
+    (G(n=2, c=256, k=256, g=32, d=8, h=14, w=14, t=3, r=3, s=3, stride=(2, 1, 1),
+       pad=(1, 1, 1), dims=3),
+     Config(BLOCK_M=64, BLOCK_N=16, SPLIT_K=4, num_warps=2, num_stages=2)),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(COMPILE_CASES)),
                          ids=["cg32-7x7-split", "cg32-s2", "cg4-56x56", "cg16-dilated-bf16",
-                              "cg8-s3x2"])
+                              "cg8-s3x2", "cg8-3d-split"])
 def test_kernel_compiles_for_sm90(case, tmp_path):
     """Per item, every tap reads 16 flat positions an mma (P / 16 of them, ldmatrix
     operands); copies are 16-byte cp.async; shared memory is what the rule counts."""
@@ -195,12 +204,19 @@ FORWARD_CASES = [
     (G(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2), pad=(0, 0, 2),
        dilation=(1, 2, 1)),
      Config(BLOCK_M=64, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), True, False),
+    # 3D with the epilogue, and read transposed at a depth stride: a step a depth tap,
+    # every tap's tile (27) in shared memory
+    (G(n=2, c=256, k=256, g=32, d=4, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+     Config(BLOCK_M=64, BLOCK_N=16, ITEMS=4, num_warps=2, num_stages=1), True, False),
+    (G(n=2, c=128, k=128, g=32, d=8, h=28, w=28, t=3, r=3, s=3, stride=(2, 2, 2),
+       pad=(1, 1, 1), dims=3, dtype="bfloat16"),
+     Config(BLOCK_M=128, BLOCK_N=16, ITEMS=2, num_warps=4, num_stages=1), False, True),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(FORWARD_CASES)),
                          ids=["cg32-7x7-epilogue", "cg32-s2-bf16", "cg4-transposed",
-                              "cg8-s3x2"])
+                              "cg8-s3x2", "cg8-3d-epilogue", "cg4-3d-s2-transposed"])
 def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     """Two items an iteration, each tap one mma pass over an item's P positions (ldmatrix
     operands), 16-byte cp.async input copies, shared memory as the rule counts it."""
@@ -208,6 +224,8 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     assert FWD.runnable(geom, cfg, H100) is None
     ptx, shared = compile_sm90("forward", case, tmp_path)
     assert FWD.smem_bytes(geom, cfg) <= shared <= H100.smem_bytes
+    # (3D: the filter tiles of every depth tap, 27 of them, held beside the phase images)
+    assert shared >= geom.t * geom.r * geom.s * cfg["BLOCK_N"] ** 2 * geom.elem_bytes
     bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
     per_tap = cfg["BLOCK_M"] // (16 * nw) * (bn // 8) * (bn // 16)
     assert 2 * geom.r * geom.s * per_tap == len(re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
@@ -273,6 +291,103 @@ def test_flat_layout_reproduces_the_weight_gradient(geom, positions):
     assert float((got - ref).norm() / ref.norm()) < 1e-12
 
 
+@pytest.mark.parametrize("geom", [
+    G(n=2, c=3, k=4, d=4, h=7, w=7, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+    G(n=2, c=2, k=3, d=9, h=8, w=9, t=3, r=3, s=3, stride=(2, 2, 1), pad=(2, 1, 1),
+      dilation=(2, 1, 1), dims=3),
+], ids=["3x3x3", "depth-stride2-dil2"])
+def test_depth_planes_reproduce_the_3d_weight_gradient(geom):
+    """In 3D a program reduces depth tap td's plane of taps over items of dY slices
+    (image n, output depth od); an item reads input depth od * stride - pad + td *
+    dilation, zero where that is padding (``flat_grid.depth_slice``), laid out as in 2D.
+    The planes' sums are torch's 3D weight gradient."""
+    torch.manual_seed(0)
+    x = torch.randn(geom.n, geom.c, geom.d, geom.h, geom.w, dtype=torch.float64)
+    od_n, oh, ow = geom.out_spatial
+    dy = torch.randn(geom.n, geom.k, od_n, oh, ow, dtype=torch.float64)
+    ref = torch.nn.grad.conv3d_weight(x, (geom.k, geom.c, geom.t, geom.r, geom.s), dy,
+                                      stride=geom.stride, padding=geom.pad,
+                                      dilation=geom.dilation)
+    plane = G(n=1, c=geom.c, k=geom.k, h=geom.h, w=geom.w, r=geom.r, s=geom.s,
+              stride=(1, *geom.stride[1:]), pad=(0, *geom.pad[1:]),
+              dilation=(1, *geom.dilation[1:]))
+    got = torch.zeros_like(ref)
+    for td in range(geom.t):
+        for img in range(geom.n * od_n):
+            n, od = divmod(img, od_n)
+            di = od * geom.stride[0] - geom.pad[0] + td * geom.dilation[0]
+            if 0 <= di < geom.d:
+                got[:, :, td] += _flat_wgrad(plane, 64, x[n:n + 1, :, di], dy[n:n + 1, :, od])
+    assert float((got - ref).norm() / ref.norm()) < 1e-12
+
+
+@pytest.mark.parametrize("geom,items", [
+    (G(n=2, c=4, k=6, g=2, d=5, h=6, w=5, t=3, r=3, s=3, pad=(1, 1, 1), dims=3), 2),
+    (G(n=1, c=4, k=4, g=2, d=9, h=7, w=6, t=3, r=3, s=3, stride=(2, 1, 1), pad=(2, 1, 0),
+       dilation=(2, 1, 1), dims=3), 3),
+], ids=["3x3x3-items2", "depth-stride2-dil2-items3"])
+def test_forward_steps_sum_every_depth_tap_once(geom, items):
+    """``grouped_flat_kernel``'s 3D schedule, replayed: a program walks ITEMS * T steps
+    two at a time (step s: item first + s // T, depth tap s % T; the step after the last
+    is a dead one), adds each step's plane (a 2D conv of the input slice that depth tap
+    reads, zero where that is padding) to the item's accumulator, resets it after the
+    epilogue at depth tap T - 1, and stores only live items. Every output pixel is stored
+    once and equals torch's 3D conv."""
+    torch.manual_seed(0)
+    x = torch.randn(geom.n, geom.c, geom.d, geom.h, geom.w, dtype=torch.float64)
+    w = torch.randn(geom.k, geom.cg, geom.t, geom.r, geom.s, dtype=torch.float64)
+    ref = torch.nn.functional.conv3d(x, w, stride=geom.stride, padding=geom.pad,
+                                     dilation=geom.dilation, groups=geom.g)
+    od_n, oh, ow = geom.out_spatial
+    t = geom.t
+    n_items = geom.n * od_n  # one item a slice here: ROWS covers the map
+    out = torch.full_like(ref, float("nan"))
+    stores = torch.zeros(ref.shape[0], ref.shape[2], dtype=torch.int64)
+    for first in range(0, n_items, items):
+        end = min(first + items, n_items)
+        acc = None
+        for it in range(0, items * t, 2):
+            for buf in range(2):
+                item, td = first + (it + buf) // t, (it + buf) % t
+                n, od = divmod(item, od_n)
+                di = od * geom.stride[0] - geom.pad[0] + td * geom.dilation[0]
+                live = item < end and 0 <= di < geom.d
+                plane = torch.zeros(geom.k, oh, ow, dtype=torch.float64)
+                if live:
+                    plane = torch.nn.functional.conv2d(
+                        x[n:n + 1, :, di], w[:, :, td], stride=geom.stride[1:],
+                        padding=geom.pad[1:], dilation=geom.dilation[1:], groups=geom.g)[0]
+                acc = plane if acc is None else acc + plane
+                if td == t - 1:
+                    if item < end:
+                        out[n, :, od] = acc
+                        stores[n, od] += 1
+                    acc = torch.zeros_like(acc)
+    assert bool((stores == 1).all())
+    assert float((out - ref).norm() / ref.norm()) < 1e-12
+
+
+def test_3d_takes_the_flat_families_only():
+    """The flat-grid families take 3D grouped convs (a 3x3x3 filter: nine taps a plane);
+    the other Gluon grouped kernels (the halo wgrad, the fused backward) stay 2D; items
+    are slices' rows, and the wgrad grid has a program a depth tap's plane."""
+    from convdispatch.dispatcher import registry
+    from convdispatch.kernels import backward_grouped_flat
+
+    geom = G(n=2, c=256, k=256, g=32, d=4, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1), dims=3)
+    for name in ("grouped_flat", "dgrad_grouped_flat", "wgrad_grouped_flat"):
+        assert registry.family(name).candidates(geom, H100), name
+    assert "2D" in registry.family("wgrad_grouped_halo").rejects(geom)
+    assert "2D" in backward_grouped_flat.supports(geom)
+    cfg = FWD.candidates(geom, H100)[0].config
+    rows = flat_consts(geom, cfg["BLOCK_M"])["ROWS"]
+    assert FWD.items(geom, cfg) == 2 * 4 * -(-14 // rows)
+    wcfg = FAM.candidates(geom, H100)[0].config
+    grid = FAM.grid(geom, wcfg)
+    assert grid.mult == -(-32 // FAM.gpt(geom, wcfg)) * 3
+    assert grid.k_steps == 2 * 4 * -(-14 // flat_consts(geom, wcfg["BLOCK_M"])["ROWS"])
+
+
 @pytest.mark.parametrize("family", [FAM, FWD])
 def test_copies_cover_every_row_a_tap_reads(family):
     """Every tap's P positions (from its flat shift) lie within the XCOPY positions of its
@@ -315,7 +430,7 @@ def test_never_offered_to_the_interpreter():
 
 @pytest.mark.parametrize("geom,why", [
     (G(n=1, c=32, k=32, h=8, w=8, r=3, s=3), "group"),
-    *GLUON_RULE_CASES,
+    *(case for case in GLUON_RULE_CASES if case[1] != "2D"),
     (G(n=1, c=32, k=32, g=8, h=4, w=300, r=3, s=3, pad=(0, 1, 1)), "hold no row"),
 ])
 @pytest.mark.parametrize("family", ["wgrad_grouped_flat", "grouped_flat", "dgrad_grouped_flat"])

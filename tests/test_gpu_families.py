@@ -44,6 +44,12 @@ FLAT_CASES = {
                                       pad=(0, 2, 1), dilation=(1, 2, 3)), torch.float16, "gelu"),
     "cg8_s3x2": (ConvGeometry(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2),
                               pad=(0, 0, 2), dilation=(1, 2, 1)), torch.float16, "relu6"),
+    # 3D: a program sums an item's depth taps (ResNeXt3D-50's layer2.1 and layer2.0 shapes)
+    "cg8_3d": (ConvGeometry(n=2, c=256, k=256, g=32, d=4, h=14, w=14, t=3, r=3, s=3,
+                            pad=(1, 1, 1), dims=3), torch.float16, "relu"),
+    "cg4_3d_s2_bf16": (ConvGeometry(n=2, c=128, k=128, g=32, d=8, h=28, w=28, t=3, r=3, s=3,
+                                    stride=(2, 2, 2), pad=(1, 1, 1), dims=3,
+                                    dtype="bfloat16"), torch.bfloat16, "silu"),
 }
 
 
@@ -58,13 +64,13 @@ def test_grouped_flat_configs_with_epilogue(case):
     cands = [c for c in registry.candidates(geom, spec_of("cuda")) if c.family == "grouped_flat"]
     assert cands
     x, w, b = tensors(geom, dtype=dtype)
-    _, oh, ow = geom.out_spatial
-    res = torch.randn(geom.n, geom.k, oh, ow, device="cuda", dtype=dtype).to(
-        memory_format=torch.channels_last)
+    fmt = torch.channels_last if geom.dims == 2 else torch.channels_last_3d
+    res = torch.randn(geom.n, geom.k, *geom.out_spatial[3 - geom.dims:], device="cuda",
+                      dtype=dtype).to(memory_format=fmt)
     ref = ACTIVATION_FNS[act](reference(geom, x, w, b) + res.float())
     for cand in cands:
         out = torch.full(ref.shape, float("nan"), device="cuda", dtype=dtype).to(
-            memory_format=torch.channels_last)
+            memory_format=fmt)
         run_candidate(cand, x, w, b, geom, activation=act, residual=res, out=out)
         assert rel(out, ref) < (3e-2 if dtype == torch.bfloat16 else 1e-2), cand.id
 

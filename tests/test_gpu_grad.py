@@ -53,6 +53,11 @@ CASES = {
     "grouped_cg16_s2": ConvGeometry(n=8, c=512, k=512, g=32, h=28, w=28, r=3, s=3,
                                     stride=(1, 2, 2), pad=(0, 1, 1)),
     "dense7x7_n32": ConvGeometry(n=32, c=512, k=512, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+    # 3D grouped (ResNeXt3D-50's layer2.1 and layer1.0 shapes, the second strided)
+    "grouped3d_cg8": ConvGeometry(n=2, c=256, k=256, g=32, d=4, h=14, w=14, t=3, r=3, s=3,
+                                  pad=(1, 1, 1), dims=3),
+    "grouped3d_cg4_s2": ConvGeometry(n=2, c=128, k=128, g=32, d=8, h=28, w=28, t=3, r=3,
+                                     s=3, stride=(2, 2, 2), pad=(1, 1, 1), dims=3),
 }
 
 
@@ -206,11 +211,41 @@ HALO_CASES = {
                                 stride=(1, 2, 2), pad=(0, 1, 1)),
     "cg8_s3_dilated": ConvGeometry(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3,
                                    stride=(1, 3, 2), pad=(0, 0, 2), dilation=(1, 2, 1)),
+    # 3D (wgrad_grouped_flat only): a program a plane of taps; depth stride and dilation
+    "cg8_3d": ConvGeometry(n=2, c=256, k=256, g=32, d=4, h=14, w=14, t=3, r=3, s=3,
+                           pad=(1, 1, 1), dims=3),
+    "cg16_3d_s2_dil": ConvGeometry(n=3, c=256, k=256, g=16, d=9, h=12, w=12, t=3, r=3, s=3,
+                                   stride=(2, 1, 2), pad=(2, 1, 1), dilation=(2, 1, 1),
+                                   dims=3),
 }
 
 
-@pytest.mark.parametrize("family", ["wgrad_grouped_halo", "wgrad_grouped_flat"])
-@pytest.mark.parametrize("case", sorted(HALO_CASES))
+@pytest.mark.parametrize("geom", [
+    ConvGeometry(n=1, c=1024, k=1024, g=32, d=1, h=4, w=4, t=3, r=3, s=3, pad=(1, 1, 1),
+                 dims=3),
+    ConvGeometry(n=1, c=512, k=512, g=32, d=2, h=7, w=7, t=3, r=3, s=3, pad=(1, 1, 1),
+                 dims=3),
+], ids=["resnext3d_layer4.1_n1", "resnext3d_layer3.1_n1"])
+def test_dgrad_grouped_packed_split_configs(geom):
+    """Every split config of grouped_packed's dgrad twin on ResNeXt3D-50's batch-1 layers
+    (32 tiles of 27 taps), into a poisoned dX, against torch in float64."""
+    fam = registry.family("dgrad_grouped_packed")
+    cands = [c for c in fam.candidates(geom, spec_of("cuda")) if c.config.get("SPLIT_K", 1) > 1]
+    assert cands
+    x, w, _ = make_inputs(geom, "cuda", 2)
+    dy = make_grad_output(geom, "cuda", 2)
+    ref = grad_reference(geom, "dgrad", dy, x, w)
+    for cand in cands:
+        out = torch.full_like(x, float("nan"))
+        run_grad_candidate(cand, "dgrad", dy, x, w, geom, out=out)
+        err = float((out.double().cpu() - ref.double().cpu()).norm() / ref.double().norm())
+        assert err < 1e-2, (cand.id, err)
+
+
+@pytest.mark.parametrize("case,family", [
+    (case, family) for case in sorted(HALO_CASES)
+    for family in ("wgrad_grouped_halo", "wgrad_grouped_flat")
+    if family == "wgrad_grouped_flat" or HALO_CASES[case].dims == 2])
 def test_halo_wgrad_configs(case, family):
     """The Gluon grouped wgrad families (the interpreter cannot run them): every tile
     shape they offer, unsplit and split, against torch in float64; with dY not

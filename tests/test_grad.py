@@ -282,6 +282,26 @@ def test_grouped_taps_filter_rows(case, knobs):
         assert rel_err(out, ref) < TOL[geom.dtype], cfg
 
 
+@pytest.mark.parametrize("geom", [
+    G(n=1, c=64, k=64, g=4, d=2, h=4, w=4, t=3, r=3, s=3, pad=(1, 1, 1), dims=3,
+      layout="channels_last"),
+    G(n=2, c=32, k=64, g=4, h=5, w=6, r=3, s=3, pad=(0, 1, 1), layout="channels_last"),
+], ids=["3d", "2d-k-not-c"])
+def test_dgrad_grouped_packed_split(geom):
+    """The dgrad twin of grouped_packed splits its (tap, channel block) steps like the
+    forward kernel (few tiles: ResNeXt3D-50 at batch 1): float32 slices added in a fixed
+    order by splitk's pass (same bits twice), equal to torch's dX."""
+    fam = registry.family("dgrad_grouped_packed")
+    cands = [c for c in fam.candidates(geom, INTERPRETER) if c.config.get("SPLIT_K", 1) > 1]
+    assert cands, "no split config offered"
+    x, w, dy = grad_tensors(geom, seed=7)
+    ref = grad_ref(geom, "dgrad", x, w, dy)
+    cfg = cands[0].config
+    a = run_family(fam.name, cfg, geom, x, w, dy)
+    b = run_family(fam.name, cfg, geom, x, w, dy)
+    assert torch.equal(a, b) and rel_err(a, ref) < TOL["float32"], cfg
+
+
 @pytest.mark.parametrize("family,taps", [("wgrad_pointwise_tma", 1),
                                          ("wgrad_implicit_gemm_tma", 3)])
 def test_wgrad_tma_split_and_unaligned_fallback(family, taps):
@@ -655,7 +675,7 @@ def test_explain_gradient_directions_for_h100():
 class _PickForReplay:
     """A chooser for the replay test: dgrad_depthwise, dgrad_implicit_gemm or
     dgrad_grouped_packed (a stride phase's taps a flipped view of the stored filter), the
-    first of them offered; wgrad_gemm's smallest split-K config for dense
+    first of them offered (unsplit); wgrad_gemm's smallest split-K config for dense
     wgrad (feasible or not: a decision is what the chooser says); else the first
     candidate."""
 
@@ -666,6 +686,10 @@ class _PickForReplay:
 
         liked = ("dgrad_depthwise", "dgrad_implicit_gemm", "dgrad_grouped_packed")
         pick = min(cands, key=lambda c: liked.index(c.family) if c.family in liked else 9)
+        if pick.family == "dgrad_grouped_packed" and pick.config.get("SPLIT_K", 1) > 1:
+            # the interpreter's 4 "SMs" leave only split configs: run the tile unsplit
+            pick = Candidate(pick.family, Config(**{k: v for k, v in pick.config.items()
+                                                    if k != "SPLIT_K"}))
         if pick.family.startswith("wgrad") and geom.g == 1:
             fam = registry.family("wgrad_gemm")
             cfg = min((c for c in fam.configs if c["SPLIT_K"] > 1),
@@ -792,7 +816,8 @@ SMALL_GROUPED = ConvGeometry(n=2, c=8, k=8, g=2, h=6, w=5, r=3, s=3, pad=(0, 1, 
 def test_flat_grid_pairs_run_in_order(monkeypatch):
     """The shipped H100 models pick flat-grid kernels (each fills the GPU alone) for both
     gradients of ResNeXt-50 layer2.1 at batch 32, which ``pair_overlaps`` keeps in order;
-    layer2.0 (a packed dgrad) and a dense layer still overlap. ``gradients`` asks it only
+    layer2.0 (a packed dgrad) and a dense layer still overlap, and so do small layers
+    whose two kernels each fill the GPU. ``gradients`` asks it only
     when it would overlap, and then runs a refused pair in order."""
     from convdispatch.data.problems import problem_by_id
     from convdispatch.dispatcher import autograd as A
@@ -806,6 +831,13 @@ def test_flat_grid_pairs_run_in_order(monkeypatch):
     assert not A.pair_overlaps(geoms["layer2.1.conv2"], h100)
     assert A.pair_overlaps(geoms["layer2.0.conv2"], h100)
     assert A.pair_overlaps(geoms["layer3.1.conv2"], h100)
+    # flat-grid pairs of ResNeXt3D-50 (call 212): at once below IN_ORDER_FLOPS only
+    small, large = (problem_by_id(f"video3d/resnext3d_50.{name}/float16").geom
+                    for name in ("layer2.1.conv2/n8", "layer1.0.conv2/n8"))
+    for g in (small, large):
+        assert all(f.fills_gpu for f in A._pair_families(g, h100))
+    assert small.flops < A.IN_ORDER_FLOPS < large.flops
+    assert A.pair_overlaps(small, h100) and not A.pair_overlaps(large, h100)
 
     def no_candidate(*args, **kwargs):
         raise RuntimeError("no family offers this")
@@ -829,8 +861,9 @@ def test_flat_grid_pairs_run_in_order(monkeypatch):
 
 def test_overlapped_gradients_launch_order(monkeypatch):
     """Overlapped, dW's kernels go first where the chosen wgrad family asks
-    (``overlap_first``: the flat-grid wgrad of ResNeXt-50 layer2.0 on the H100), dX's
-    where it does not (``wgrad_staged_tma`` on ResNet-50 layer3.1); ``WGRAD_FIRST``
+    (``launched_first``: the flat-grid wgrad of ResNeXt-50 layer2.0 on the H100, strided),
+    dX's where it does not (``wgrad_staged_tma`` on ResNet-50 layer3.1; the flat-grid
+    wgrad at stride 1); ``WGRAD_FIRST``
     forces an order; ``gradients`` launches in that order."""
     import contextlib
 
@@ -847,6 +880,10 @@ def test_overlapped_gradients_launch_order(monkeypatch):
     assert [f.name for f in A._pair_families(dense, h100)][1] == "wgrad_staged_tma"
     assert A.wgrad_first(grouped, h100) and not A.wgrad_first(dense, h100)
     assert registry.family("wgrad_grouped_flat").overlap_first
+    # ... at a stride only (stride 1: ResNeXt3D-50 layer3.1, call 210)
+    flat = problem_by_id("video3d/resnext3d_50.layer3.1.conv2/n8/float16").geom
+    assert [f.name for f in A._pair_families(flat, h100)][1] == "wgrad_grouped_flat"
+    assert not A.wgrad_first(flat, h100)
     monkeypatch.setattr(A, "WGRAD_FIRST", False)
     assert not A.wgrad_first(grouped, h100)
     monkeypatch.setattr(A, "WGRAD_FIRST", True)
