@@ -12,7 +12,7 @@ from .cache import DecisionCache
 from .custom_ops import traced_conv
 from .decision import Decision
 from .fallback import fall_back, torch_conv
-from .launch import empty_output, launch
+from .launch import alignment, empty_output, launch
 from .selection import chooser_for
 from .settings import forced
 
@@ -54,7 +54,7 @@ def _signature(dims, x, w, bias, stride, padding, dilation, groups, activation, 
             None if residual is None else (residual.shape, residual.stride(), residual.dtype,
                                            residual.device),
             stride, padding, dilation, groups, activation, torch.backends.cudnn.allow_tf32,
-            interpreter_enabled())
+            interpreter_enabled(), alignment(x, w, bias, residual))
 
 
 def _replay(entry, x, w, bias, residual) -> torch.Tensor | None:

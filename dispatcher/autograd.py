@@ -24,7 +24,7 @@ from ..kernels.launcher import concurrently
 from . import args as argcheck
 from . import fused_pair, registry
 from .fallback import ACTIVATION_FNS, FallbackWarning, explicit_pads, fall_back, torch_conv
-from .launch import empty_grad, launch_grad
+from .launch import alignment, empty_grad, launch_grad
 from .settings import forced
 
 _warned: set[str] = set()
@@ -267,7 +267,7 @@ def gradient(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tens
     if forced(direction) is None:
         key = (direction, geom.key(), dy.shape, dy.stride(), dy.dtype, dy.device, x.shape,
                x.stride(), w.shape, w.stride(), torch.backends.cudnn.allow_tf32,
-               interpreter_enabled())
+               interpreter_enabled(), alignment(dy, x, w))
         plan = GRAD_PLANS.get(key)
         if plan is not None:  # a repeat call: only rebind the tensors
             if out is None:

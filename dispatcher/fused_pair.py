@@ -17,7 +17,7 @@ from ..kernels.base import Config
 from ..kernels.device import DeviceSpec, interpreter_enabled
 from ..kernels.geometry import ConvGeometry
 from ..kernels.launcher import Plan
-from .launch import as5d, empty_grad, recorded
+from .launch import alignment, as5d, empty_grad, recorded
 from .settings import forced
 
 # The wgrad family whose choice the fused kernel extends to dX.
@@ -84,7 +84,7 @@ def run(geom: ConvGeometry, cfg: Config, dy: torch.Tensor, x: torch.Tensor,
     named = {name: as5d(t, geom.dims)
              for name, t in (("dy", dy), ("x", x), ("w", w), ("dx", dx), ("dw", dw))}
     key = (geom.key(), str(cfg), dy.shape, dy.stride(), dy.dtype, dy.device, x.shape,
-           x.stride(), w.shape, w.stride(), interpreter_enabled())
+           x.stride(), w.shape, w.stride(), interpreter_enabled(), alignment(dy, x, w))
     plan = PLANS.get(key)
     if plan is not None and plan.run(named, dy.device):
         return dx, dw

@@ -16,6 +16,13 @@ def as5d(t: torch.Tensor | None, dims: int) -> torch.Tensor | None:
     return t.unsqueeze(2)
 
 
+def alignment(*tensors: torch.Tensor | None) -> tuple[bool | None, ...]:
+    """Whether each tensor starts on 16 bytes (None for None): part of every recorded
+    plan's key, as the recorded kernels were compiled for it (Triton specialises pointers
+    on it) and the Gluon families copy an unaligned tensor before their launch."""
+    return tuple(None if t is None else t.data_ptr() % 16 == 0 for t in tensors)
+
+
 def empty_output(x: torch.Tensor, shape: list[int], layout: str) -> torch.Tensor:
     """Output in the input's memory format."""
     fmt = torch.contiguous_format

@@ -160,7 +160,7 @@ def test_split_k_matches_torch(geom, config):
 
 def test_split_k_is_deterministic_and_offered_only_for_few_tiles():
     """Two runs give the same bits; splits are offered where tiles are fewer than two
-    waves and each split keeps two steps; the dgrad twin keeps unsplit configs."""
+    waves and each split keeps two steps; the dgrad twin offers them too (call 214)."""
     geom = G(n=1, c=32, k=32, g=2, d=3, h=5, w=6, t=3, r=3, s=3, pad=(1, 1, 1), dims=3)
     x, w, b = tensors_for(geom)
     outs = []
@@ -179,8 +179,8 @@ def test_split_k_is_deterministic_and_offered_only_for_few_tiles():
     assert "too few" in FAMILY.feasible(dataclasses.replace(resnext3d, d=1, t=1, pad=(0, 1, 1),
                                                             dims=2),
                                         split(64, 32, 32, 8), H100)
-    twin = registry.family("dgrad_grouped_packed")
-    assert twin.configs and all(c.get("SPLIT_K", 1) == 1 for c in twin.configs)
+    twin = registry.family("dgrad_grouped_packed")  # the same space, splits included
+    assert twin.configs == FAMILY.configs
 
 
 def test_every_config_runs(monkeypatch):

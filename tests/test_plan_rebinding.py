@@ -58,3 +58,28 @@ def test_views_of_a_filter_sharing_its_buffer_with_the_bias(clean_dispatcher, mo
     x2 = torch.randn(1, 32, 4, 4, generator=gen).to(memory_format=torch.channels_last)
     out = conv2d(x2, w2, b2)
     assert rel_err(out, F.conv2d(x2.double(), w2.double(), b2.double())) < 2e-3
+
+
+def test_alignment_is_part_of_every_plan_key(clean_dispatcher):
+    """A call whose tensors start off 16 bytes records a plan of its own (forward and
+    gradient): the recorded kernels were compiled for their pointers' alignment, and the
+    Gluon families copy an unaligned tensor before they launch."""
+    from convdispatch.dispatcher import autograd
+    from convdispatch.kernels.geometry import ConvGeometry
+
+    gen = torch.Generator().manual_seed(2)
+    w = torch.randn(8, 8, 3, 3, generator=gen) / 8
+    buf = torch.randn(2 * 8 * 5 * 5 + 1, generator=gen)
+    aligned = buf[:-1].view(2, 8, 5, 5)
+    shifted = buf[1:].view(2, 8, 5, 5)  # 4 bytes on: same shape and strides
+    assert aligned.stride() == shifted.stride() and shifted.data_ptr() % 16
+    for x in (aligned, shifted, aligned):
+        out = conv2d(x, w, padding=1)
+        assert rel_err(out, F.conv2d(x.double(), w.double(), padding=1)) < 1e-5
+    assert len(api.PLANS) == 2
+    geom = ConvGeometry(n=2, c=8, k=8, h=5, w=5, r=3, s=3, pad=(0, 1, 1), dtype="float32",
+                        layout="contiguous")
+    dy = torch.randn(2, 8, 5, 5, generator=gen)
+    for x in (aligned, shifted):
+        autograd.gradient(geom, "wgrad", dy, x, w)
+    assert len([k for k in api.GRAD_PLANS if k[0] == "wgrad"]) == 2
