@@ -30,7 +30,8 @@ def gm(x) -> float:
 
 def sweeps() -> None:
     """Call 205: the flat family's best config against the best of every other family on
-    each 3D grouped problem it takes (the sweep rows of the same problems)."""
+    each 3D grouped problem it takes (the sweep rows of the same problems, call 214's
+    split dgrad rows included)."""
     print("## Call 205: the 3D flat-grid kernels in the sweeps\n")
     print("CUDA-graph us, fp16; each family's best config; cuDNN from the same sweep rows.\n")
     for direction, (csv, fam) in FLAT.items():
