@@ -44,11 +44,13 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
     from .flat_grid import (
+        copy_layout,
         copy_phases,
         filter_tiles,
         row_layout,
         row_units,
         tap_dots,
+        tile_swizzle,
         unit_rows,
     )
     from .gluon_wgrad import pack_channels, release_reduction, store_taps
@@ -157,8 +159,7 @@ if HAVE_GLUON:
     ):
         release_reduction(SPLIT, NEXT)
         NW: gl.constexpr = gl.num_warps()
-        TC: gl.constexpr = BLOCK // 8
-        LX: gl.constexpr = gl.BlockedLayout([1, 8], [32 // TC, TC], [NW, 1], [1, 0])
+        LX: gl.constexpr = copy_layout(BLOCK, NW)
         L_CH: gl.constexpr = gl.SliceLayout(0, LX)
         # dX's mma warps split the positions, dW's the tile's columns.
         MMA_D: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
@@ -167,9 +168,7 @@ if HAVE_GLUON:
         MMA_W: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
                                                         warps_per_cta=[1, NW],
                                                         instr_shape=[16, 8])
-        SW: gl.constexpr = gl.SwizzledSharedLayout(
-            vec=8 if BLOCK >= 32 else 1, per_phase=2 if BLOCK >= 32 else 1,
-            max_phase=4 if BLOCK >= 32 else 1, order=[1, 0])
+        SW: gl.constexpr = tile_swizzle(BLOCK)
         # dY's image starts AMAX - A0 rows above and BMAX columns left of the item's first
         # position: position D0 of it is where dX's first owned grid position reads at a
         # shift of 0, Y0 the item's first dY position.

@@ -99,6 +99,22 @@ if HAVE_GLUON:
     UNITS = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
 
     @gluon.constexpr_function
+    def copy_layout(block, num_warps):
+        """Register layout of the copies: runs of 8 channels of a position (16 bytes) a
+        thread, positions across threads and warps."""
+        tc = block // 8
+        return gl.BlockedLayout([1, 8], [32 // tc, tc], [num_warps, 1], [1, 0])
+
+    @gluon.constexpr_function
+    def tile_swizzle(block):
+        """Shared layout of the [BLOCK, BLOCK] filter tiles, whose views start on a tile:
+        32-channel rows (64 bytes) swizzled, so that ldmatrix's eight rows fall in distinct
+        banks; 16-channel ones left whole, as ``row_layout`` leaves them."""
+        wide = block >= 32
+        return gl.SwizzledSharedLayout(vec=8 if wide else 1, per_phase=2 if wide else 1,
+                                       max_phase=4 if wide else 1, order=[1, 0])
+
+    @gluon.constexpr_function
     def row_units(block):
         """16-byte units between consecutive rows of ``block`` channels in plane 0."""
         return 1 if block >= 32 else block // 8

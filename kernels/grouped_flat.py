@@ -43,7 +43,16 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-    from .flat_grid import copy_phases, depth_slice, filter_tiles, row_layout, tap_rows, unit_rows
+    from .flat_grid import (
+        copy_layout,
+        copy_phases,
+        depth_slice,
+        filter_tiles,
+        row_layout,
+        tap_rows,
+        tile_swizzle,
+        unit_rows,
+    )
 
     @gluon.jit
     def _activate(x, ACT: gl.constexpr):
@@ -133,19 +142,13 @@ if HAVE_GLUON:
         HAS_RES: gl.constexpr, TRANSPOSED: gl.constexpr,
     ):
         NW: gl.constexpr = gl.num_warps()
-        TC: gl.constexpr = BLOCK // 8
-        LX: gl.constexpr = gl.BlockedLayout([1, 8], [32 // TC, TC], [NW, 1], [1, 0])
+        LX: gl.constexpr = copy_layout(BLOCK, NW)
         MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
                                                       warps_per_cta=[NW, 1],
                                                       instr_shape=[16, 8])
         A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
         B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
-        # The filter tiles' views start on a tile: 32-channel rows (64 bytes) swizzled, so
-        # that ldmatrix's eight rows fall in distinct banks; 16-channel ones left whole, as
-        # flat_grid.row_layout leaves them.
-        SW: gl.constexpr = gl.SwizzledSharedLayout(
-            vec=8 if BLOCK >= 32 else 1, per_phase=2 if BLOCK >= 32 else 1,
-            max_phase=4 if BLOCK >= 32 else 1, order=[1, 0])
+        SW: gl.constexpr = tile_swizzle(BLOCK)
         pack = gl.program_id(0)
         first = gl.program_id(1) * ITEMS_PER_PROGRAM
         end = gl.minimum(first + ITEMS_PER_PROGRAM, ITEMS)

@@ -45,7 +45,15 @@ if HAVE_GLUON:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
 
-    from .flat_grid import copy_phases, depth_slice, row_layout, row_units, tap_dots, unit_rows
+    from .flat_grid import (
+        copy_layout,
+        copy_phases,
+        depth_slice,
+        row_layout,
+        row_units,
+        tap_dots,
+        unit_rows,
+    )
     from .gluon_wgrad import pack_channels, release_reduction, store_taps
 
     @gluon.jit
@@ -114,9 +122,7 @@ if HAVE_GLUON:
     ):
         release_reduction(SPLIT, NEXT)
         NW: gl.constexpr = gl.num_warps()
-        # Copies: runs of 8 channels of a position (16 bytes), positions across threads.
-        TC: gl.constexpr = BLOCK // 8
-        LX: gl.constexpr = gl.BlockedLayout([1, 8], [32 // TC, TC], [NW, 1], [1, 0])
+        LX: gl.constexpr = copy_layout(BLOCK, NW)
         L_CH: gl.constexpr = gl.SliceLayout(0, LX)
         MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
                                                       warps_per_cta=[1, NW],
