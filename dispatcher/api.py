@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ..kernels.base import Candidate
 from ..kernels.device import DeviceSpec, interpreter_enabled, spec_of
 from ..kernels.geometry import ConvGeometry
 from . import args as argcheck
@@ -83,6 +84,16 @@ def decide(geom: ConvGeometry, device: DeviceSpec, chooser=None,
     key = (geom.key(), device.key, chooser.identity, direction)
     return CACHE.get_or_make(
         key, lambda: chooser.choose(geom, registry.candidates(geom, device, direction), device))
+
+
+def chosen_pair(geom: ConvGeometry, device: DeviceSpec) -> tuple[Candidate, Candidate] | None:
+    """The candidates chosen for dX and dW of ``geom`` on ``device``, None where a direction
+    has no kernel (it goes through torch)."""
+    try:
+        return decide(geom, device, direction="dgrad").candidate, decide(
+            geom, device, direction="wgrad").candidate
+    except RuntimeError:
+        return None
 
 
 def unsupported_reason(p: argcheck.ParsedCall) -> str | None:

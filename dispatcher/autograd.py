@@ -139,13 +139,10 @@ def _overlap(device: torch.device) -> bool:
 def _pair_families(geom: ConvGeometry, dev) -> list | None:
     """The families chosen for dX and dW on ``dev`` (a DeviceSpec), None where a direction
     has no kernel (it goes through torch)."""
-    from .api import decide
+    from .api import chosen_pair
 
-    try:
-        return [registry.family(decide(geom, dev, direction=d).candidate.family)
-                for d in ("dgrad", "wgrad")]
-    except RuntimeError:
-        return None
+    pair = chosen_pair(geom, dev)
+    return None if pair is None else [registry.family(c.family) for c in pair]
 
 
 # Forward FLOPs of a layer below which two kernels that each fill the GPU alone still run

@@ -44,13 +44,10 @@ def pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
 def _pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
     if fused.supports(geom) is not None:
         return None
-    from .api import decide
+    from .api import chosen_pair
 
-    try:
-        chosen = [decide(geom, dev, direction=d).candidate.family for d in ("dgrad", "wgrad")]
-    except RuntimeError:  # a direction without a kernel
-        return None
-    if chosen[1] != WGRAD:
+    pair = chosen_pair(geom, dev)
+    if pair is None or pair[1].family != WGRAD:  # a direction without a kernel, or another
         return None
     return fused.pair_config(geom, dev)
 
