@@ -299,10 +299,13 @@ def _torch_fallback(geom: ConvGeometry, direction: str, dy, x, w, why: str) -> t
 
 def torch_grad(geom: ConvGeometry, direction: str, dy: torch.Tensor, x: torch.Tensor,
                w: torch.Tensor) -> torch.Tensor:
-    """dX (direction 'dgrad') or dW ('wgrad') through torch's convolution_backward (cuDNN on
-    a GPU): the fallback, the tests' reference and the benchmarks' baseline."""
+    """dX (direction 'dgrad'), dW ('wgrad') or both ('backward': one call) through torch's
+    convolution_backward (cuDNN on a GPU): the fallback, the tests' reference and the
+    benchmarks' baseline."""
+    if direction == "backward":
+        return torch_grads(geom, dy, x, w)
     if direction not in ("dgrad", "wgrad"):
-        raise ValueError(f"direction must be 'dgrad' or 'wgrad', got {direction!r}")
+        raise ValueError(f"direction must be 'dgrad', 'wgrad' or 'backward', got {direction!r}")
     gx, gw = torch_grads(geom, dy, x, w, direction == "dgrad", direction == "wgrad")
     return gw if direction == "wgrad" else gx
 

@@ -213,6 +213,9 @@ def box_conv_pays(geom: ConvGeometry, device: DeviceSpec) -> bool:
 def preferred_families(geom: ConvGeometry, device: DeviceSpec,
                        direction: str = "forward") -> tuple[list[str], str]:
     """Family order by the shape of the problem, and the rule that gave it."""
+    if direction == "backward":
+        return (["backward_grouped_flat"], "dX and dW of one backward pass in one kernel "
+                "(where dispatcher/fused_pair.py fuses the pass)")
     if direction != "forward":
         return grad_families(geom, direction, device)
     if geom.g > 1:
@@ -345,11 +348,16 @@ class RuleChooser:
             fwd = getattr(registry.family(family), "forward", None)
             return cfg_rank.get(family) or (cfg_rank.get(fwd.name, {}) if fwd else {})
 
+        # A family with a config rule of its own (``rule_config``): that config first.
+        ruled = {f: rule(geom, device) for f in {c.family for c in cands}
+                 if (rule := getattr(registry.family(f), "rule_config", None)) is not None}
+
         def key(cs):
             cand, est = cs
             listed = measured(cand.family).get(str(cand.config), math.inf)
-            return (rank_of.get(cand.family, len(order)), -1 if is_wide(cand) else listed,
-                    est, cand.id)
+            first = is_wide(cand) or ruled.get(cand.family, False) == cand.config
+            return (rank_of.get(cand.family, len(order)), -1 if first else listed, est,
+                    cand.id)
 
         scored = sorted(((c, estimate_us(geom, c, device)) for c in cands), key=key)
         best = scored[0][0]
@@ -358,6 +366,8 @@ class RuleChooser:
                else "the config with the fewest estimated waves of padded tiles")
         if is_wide(best):
             how = "a 32-channel tile of whole groups that fills two waves of SMs"
+        elif best.config == ruled.get(best.family):
+            how = "the family's own config rule"
         reason = f"rule: {why}; {how}"
         if best.family != order[0]:
             reason = f"rule: {why}, but {order[0]} has no feasible config; took {best.family}"

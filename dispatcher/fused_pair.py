@@ -4,8 +4,10 @@ Where the wgrad chooser picks the flat-grid grouped kernel (``wgrad_grouped_flat
 geometry the fused kernel takes, a backward pass that needs both gradients runs the fused
 kernel instead of the two directions' choices: it is that wgrad kernel's items and copies
 with dX computed from the same copy of dY (the dgrad choices it replaced read dY again).
-Its config comes from the family's rule (``backward_grouped_flat.pair_config``), not from a
-model: the sweeps and models hold one direction a row. Nothing is timed at call time.
+Whether a pass fuses is that rule (``backward_grouped_flat.pair_config``: not where its
+programs would be fewer than the SMs); the config is the "backward" direction's choice
+(``api.decide``: the model trained on the backward sweep's rows, else the family's rule).
+Nothing is timed at call time.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..kernels.base import Config
 from ..kernels.device import DeviceSpec, interpreter_enabled
 from ..kernels.geometry import ConvGeometry
 from ..kernels.launcher import Plan
+from .decision import Decision
 from .launch import alignment, as5d, empty_grad, recorded
 from .settings import forced
 
@@ -32,13 +35,23 @@ CONFIGS: dict[tuple, Config | None] = {}
 
 def pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
     """The fused kernel's config for a backward pass of ``geom`` needing dX and dW on
-    ``dev``, or None where the pass runs the two directions' own choices."""
+    ``dev``, or None where the pass runs the two directions' own choices. A forced
+    ``backward_grouped_flat`` candidate runs on every such pass (ValueError where it
+    cannot); a forced dgrad or wgrad candidate keeps the two directions apart."""
+    if forced("backward") is not None:
+        return _decision(geom, dev).candidate.config
     if not FUSE or forced("dgrad") is not None or forced("wgrad") is not None:
         return None
     key = (geom, dev)
     if key not in CONFIGS:
         CONFIGS[key] = _pair_config(geom, dev)
     return CONFIGS[key]
+
+
+def _decision(geom: ConvGeometry, dev: DeviceSpec) -> Decision:
+    from .api import decide
+
+    return decide(geom, dev, direction="backward")
 
 
 def _pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
@@ -49,7 +62,9 @@ def _pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
     pair = chosen_pair(geom, dev)
     if pair is None or pair[1].family != WGRAD:  # a direction without a kernel, or another
         return None
-    return fused.pair_config(geom, dev)
+    if fused.pair_config(geom, dev) is None:  # too few programs to fill the SMs
+        return None
+    return _decision(geom, dev).candidate.config
 
 
 def describe(geom: ConvGeometry, dev: DeviceSpec) -> str | None:
@@ -59,8 +74,8 @@ def describe(geom: ConvGeometry, dev: DeviceSpec) -> str | None:
     if cfg is None:
         return None
     return (f"a backward pass needing dX and dW runs both in one kernel: "
-            f"backward_grouped_flat:{cfg} ({WGRAD} chosen for dW; the config by rule, "
-            f"kernels/backward_grouped_flat.py)")
+            f"backward_grouped_flat:{cfg} ({WGRAD} chosen for dW; the config: "
+            f"{_decision(geom, dev).reason})")
 
 
 def pass_choice(geom: ConvGeometry, dev: DeviceSpec) -> str:
@@ -74,10 +89,11 @@ def pass_choice(geom: ConvGeometry, dev: DeviceSpec) -> str:
 
 
 def run(geom: ConvGeometry, cfg: Config, dy: torch.Tensor, x: torch.Tensor,
-        w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(dX, dW) of one backward pass by the fused kernel; repeat calls replay its recorded
-    launches."""
-    dx, dw = empty_grad("dgrad", x, w), empty_grad("wgrad", x, w)
+        w: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = None
+        ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(dX, dW) of one backward pass by the fused kernel (into ``out``'s pair where given,
+    ``empty_grad``'s layouts); repeat calls replay its recorded launches."""
+    dx, dw = out if out is not None else empty_grad("backward", x, w)
     named = {name: as5d(t, geom.dims)
              for name, t in (("dy", dy), ("x", x), ("w", w), ("dx", dx), ("dw", dw))}
     key = (geom.key(), str(cfg), dy.shape, dy.stride(), dy.dtype, dy.device, x.shape,

@@ -88,8 +88,11 @@ def run_candidate(cand: Candidate, x: torch.Tensor, weight: torch.Tensor,
     return out
 
 
-def empty_grad(direction: str, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """An uninitialised dX (dgrad) or dW (wgrad) with X's or W's strides."""
+def empty_grad(direction: str, x: torch.Tensor, w: torch.Tensor):
+    """An uninitialised dX (dgrad) or dW (wgrad) with X's or W's strides; (dX, dW) for a
+    whole backward pass ("backward")."""
+    if direction == "backward":
+        return empty_grad("dgrad", x, w), empty_grad("wgrad", x, w)
     return torch.empty_like(x if direction == "dgrad" else w, memory_format=torch.preserve_format)
 
 
@@ -111,10 +114,14 @@ def run_grad_candidate(cand: Candidate, direction: str, dy: torch.Tensor, x: tor
                        w: torch.Tensor, geom: ConvGeometry, *,
                        out: torch.Tensor | None = None) -> torch.Tensor:
     """Run a forced dgrad/wgrad candidate on batched tensors of ``geom`` (the sweep's path):
-    returns dX or dW."""
+    returns dX or dW; a backward candidate returns (dX, dW) (``out``: the pair)."""
     from ..kernels.device import spec_of
 
     registry.check_candidate(geom, cand, spec_of(dy.device), direction)
+    if direction == "backward":
+        from . import fused_pair
+
+        return fused_pair.run(geom, cand.config, dy, x, w, out=out)
     if out is None:
         out = empty_grad(direction, x, w)
     launch_grad(cand, geom, dy, x=x, w=w, out=out)

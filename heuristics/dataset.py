@@ -22,7 +22,7 @@ from ..kernels.device import KNOWN, DeviceSpec, device_key
 from ..kernels.geometry import ConvGeometry
 from ..validation.sweep_csv import read_sweep
 from ..validation.sweep_schema import GEOMETRY_COLUMNS
-from .features import FAMILY_DIRECTION, FAMILY_KIND, candidate_table, sweep_feature_matrix
+from .features import FAMILY_DIRECTION, candidate_table, sweep_feature_matrix
 
 _SEP = "\x1f"  # joins gpu and problem_id into one problem key
 
@@ -85,9 +85,9 @@ def _check_rows(df: pd.DataFrame, path: str) -> None:
                          f"on an ok row, got {lat[i]!r}")
     pairs = df[["family", "config"]].drop_duplicates()
     for i, fam, cfg in zip(pairs.index, pairs["family"], pairs["config"]):
-        if fam not in FAMILY_KIND:
+        if fam not in FAMILY_DIRECTION:
             raise ValueError(f"{_where(path, i)}: column 'family' has unknown family {fam!r}; "
-                             f"known: {sorted(FAMILY_KIND)}")
+                             f"known: {sorted(FAMILY_DIRECTION)}")
         try:
             candidate_table([Candidate(fam, Config.parse(cfg))])
         except ValueError as e:

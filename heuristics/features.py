@@ -48,6 +48,10 @@ _BOX_FAMILIES = frozenset(f.name for f in FAMILIES if isinstance(f, ImplicitGemm
 _ITEM_FAMILIES = {f.name: f for f in FAMILIES if isinstance(f, GroupedFlatFamily)}
 # The direction each family computes (a model is trained per direction), as registered.
 FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
+# Families of a direction of their own, featured as the family they extend (its one-hot and
+# kind; their own launch grid): a model is trained per direction, so inside theirs the
+# one-hot says nothing, and the other directions' models keep their schema.
+FEATURE_FAMILY = {"backward_grouped_flat": "wgrad_grouped_flat"}
 
 # How a family tiles the problem, which fixes its effective M / N / K:
 # gemm: per-group implicit GEMM, N = K/g, reduction t*r*s*ceil(cg/BK) steps;
@@ -157,6 +161,7 @@ _N_TABLE = _T_EXTRA + 4
 @lru_cache(maxsize=8192)
 def _candidate_row(family: str, config: Config) -> tuple[float, ...]:
     """One ``candidate_table`` row (absent knob: 0; absent SPLIT_K, GROUP_M: 1)."""
+    family = FEATURE_FAMILY.get(family, family)
     if family not in FAMILY_KIND:
         raise ValueError(f"unknown kernel family {family!r}: feature schema v{SCHEMA_VERSION} "
                          f"knows {FAMILY_NAMES}")
@@ -412,7 +417,7 @@ def sweep_feature_matrix(df, group_key: str, devices: dict) -> np.ndarray:
     return out
 
 
-__all__ = ["FAMILY_DIRECTION", "FAMILY_KIND", "FAMILY_NAMES", "FORWARD_FAMILIES",
+__all__ = ["FAMILY_DIRECTION", "FAMILY_KIND", "FEATURE_FAMILY", "FAMILY_NAMES", "FORWARD_FAMILIES",
            "GRAD_FAMILIES", "FEATURE_NAMES", "N_FEATURES", "SCHEMA_VERSION",
            "alignment_vector", "candidate_table", "feature_matrix", "geometry_vector",
            "sweep_feature_matrix"]

@@ -30,7 +30,6 @@ from ..kernels.device import KNOWN, DeviceSpec, device_key
 from ..kernels.geometry import ConvGeometry
 from .features import (
     FAMILY_DIRECTION,
-    FAMILY_NAMES,
     FEATURE_NAMES,
     N_FEATURES,
     SCHEMA_VERSION,
@@ -147,7 +146,7 @@ def _read_json(path: Path) -> dict:
 
 
 def _families_of(direction: str) -> list[str]:
-    return [f for f in FAMILY_NAMES if FAMILY_DIRECTION[f] == direction]
+    return [f for f in FAMILY_DIRECTION if FAMILY_DIRECTION[f] == direction]
 
 
 def _check_schema(schema: dict, path: Path) -> None:
@@ -175,9 +174,9 @@ def _check_schema(schema: dict, path: Path) -> None:
     if direction not in DIRECTIONS:
         raise ModelLoadError(f"{path}: 'direction' must be one of {DIRECTIONS}, got {direction!r}")
     fams = schema.get("families", _families_of(direction))
-    if not isinstance(fams, list) or not fams or any(f not in FAMILY_NAMES for f in fams):
+    if not isinstance(fams, list) or not fams or any(f not in FAMILY_DIRECTION for f in fams):
         raise ModelLoadError(f"{path}: 'families' must be a non-empty list of known families "
-                             f"{list(FAMILY_NAMES)}, got {fams!r}")
+                             f"{list(FAMILY_DIRECTION)}, got {fams!r}")
     others = [f for f in fams if FAMILY_DIRECTION[f] != direction]
     if others:
         raise ModelLoadError(f"{path}: a {direction!r} model lists families of another "
@@ -287,9 +286,9 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
 
     info = METHODS[method]
     fams = sorted(set(families if families is not None else _families_of("forward")))
-    unknown = [f for f in fams if f not in FAMILY_NAMES]
+    unknown = [f for f in fams if f not in FAMILY_DIRECTION]
     if unknown or not fams:
-        raise ValueError(f"families {fams} must be a non-empty subset of {list(FAMILY_NAMES)}")
+        raise ValueError(f"families {fams} must be a non-empty subset of {list(FAMILY_DIRECTION)}")
     directions = sorted({FAMILY_DIRECTION[f] for f in fams})
     if len(directions) > 1:
         raise ValueError(f"families {fams} mix directions {directions}: one model a direction")

@@ -33,6 +33,7 @@ from .common import cdiv, strides5
 from .dependent import dependent_ok
 from .flat_grid import FLAT_POSITIONS, flat_config_rejects, flat_consts, item_rejects
 from .gluon_common import HAVE_GLUON, aligned_pixels, gluon_grouped_rejects, pack_rejects
+from .grad_common import GradFamily, GradGrid
 from .grad_packed import square_pack_gpt
 from .launcher import launch_kernel
 from .wgrad_gemm import split_slices, split_steps
@@ -283,11 +284,11 @@ def supports(geom) -> str | None:
     return None
 
 
-def pair_config(geom, device) -> Config | None:
-    """The config a backward pass of ``geom`` runs on ``device`` (None where none runs):
-    the first of POSITIONS_ORDER (STRIDED_POSITIONS_ORDER) that fits, split (no more ways
-    than items) so that the programs come closest (in powers of two) to PROGRAMS_PER_SM an
-    SM; None where they would still be fewer than the SMs."""
+def rule_config(geom, device) -> Config | None:
+    """The rule's config (the rule chooser's, and the one measured best before the
+    backward sweep): the first of POSITIONS_ORDER (STRIDED_POSITIONS_ORDER) that fits,
+    split (no more ways than items) so that the programs come closest (in powers of two)
+    to PROGRAMS_PER_SM an SM; None where none fits."""
     if supports(geom) is not None:
         return None
     packs = cdiv(geom.g, square_pack_gpt(geom, BLOCK))
@@ -299,10 +300,21 @@ def pair_config(geom, device) -> Config | None:
                     key=lambda s: (abs(math.log2(s) - want), s))
         cfg = Config(BLOCK_M=pos, BLOCK_N=BLOCK, SPLIT_K=split, num_warps=WARPS, num_stages=2)
         if config_rejects(geom, cfg, device) is None:
-            # Fewer programs than SMs (small batches) were never measured against the two
-            # kernels, which then overlap on side streams: those passes keep them.
-            return cfg if packs * split_steps(n_items, split)[1] >= device.sm_count else None
+            return cfg
     return None
+
+
+def pair_config(geom, device) -> Config | None:
+    """``rule_config``, or None where a backward pass of ``geom`` on ``device`` keeps the
+    two directions' kernels: its programs would still be fewer than the SMs."""
+    cfg = rule_config(geom, device)
+    if cfg is None:
+        return None
+    packs = cdiv(geom.g, square_pack_gpt(geom, BLOCK))
+    # Fewer programs than SMs (small batches) were never measured against the two kernels,
+    # which then overlap on side streams: those passes keep them.
+    programs = packs * split_steps(items(geom, cfg), cfg["SPLIT_K"])[1]
+    return cfg if programs >= device.sm_count else None
 
 
 def config_rejects(geom, cfg: Config, device) -> str | None:
@@ -392,3 +404,42 @@ def launch(dy, x, w, dx, dw, geom, cfg: Config) -> None:
 # ``item_consts``'s entries the kernel takes as constexprs.
 KERNEL_CONSTS = ("ROWS", "WP", "P", "XP", "XNEED", "XCOPY", "NPH", "YNEED", "A0", "AMAX",
                  "BMAX")
+
+
+class BackwardGroupedFlatFamily(GradFamily):
+    """The fused kernel as a family of its own direction ("backward": dX and dW of one
+    pass), so that the sweep measures its configs and a model of that direction ranks
+    them. ``dispatcher/fused_pair.py`` decides where a pass runs it (``pair_config``) and
+    launches it (``launch``); ``GradCall`` holds one output, so the family's own
+    ``launch`` is not used."""
+
+    name = "backward_grouped_flat"
+    direction = "backward"
+    summary = ("dX and dW of a few-channel grouped conv in one kernel (Gluon): "
+               "wgrad_grouped_flat's items and copies, dX from the same copy of dY")
+    dtypes = DTYPES
+    interpreted = False
+    configs = CONFIGS
+
+    def supports(self, geom) -> str | None:
+        return supports(geom)
+
+    def grid(self, geom, cfg: Config) -> GradGrid:
+        """dW's reduction: packs of GPT groups, each reducing every tap over the items."""
+        from .wgrad_grouped_flat import WgradGroupedFlatFamily
+
+        c = item_consts(geom, cfg["BLOCK_M"])
+        return WgradGroupedFlatFamily().pack_grid(geom, cfg, items(geom, cfg), c["P"])
+
+    def smem_bytes(self, geom, cfg: Config) -> int:
+        return smem_bytes(geom, cfg)
+
+    def hard_ok(self, geom, cfg, device) -> str | None:
+        return config_rejects(geom, cfg, device) or super().hard_ok(geom, cfg, device)
+
+    def rule_config(self, geom, device) -> Config | None:
+        return rule_config(geom, device)
+
+    def launch(self, call: GradCall, cfg: Config) -> None:
+        raise NotImplementedError("backward_grouped_flat writes dX and dW: "
+                                  "dispatcher.fused_pair.run launches it")

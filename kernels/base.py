@@ -138,7 +138,8 @@ class GradCall:
     allow_tf32: bool = True
 
 
-DIRECTIONS = ("forward", "dgrad", "wgrad")
+# "backward": dX and dW of one backward pass in one kernel (kernels/backward_grouped_flat.py).
+DIRECTIONS = ("forward", "dgrad", "wgrad", "backward")
 
 
 class KernelFamily:

@@ -1,7 +1,9 @@
-"""All kernel families, in registry order (each names its direction: forward, dgrad, wgrad)."""
+"""All kernel families, in registry order (each names its direction: forward, dgrad, wgrad,
+backward)."""
 
 from __future__ import annotations
 
+from .backward_grouped_flat import BackwardGroupedFlatFamily
 from .base import KernelFamily
 from .depthwise import DepthwiseFamily
 from .depthwise_rows import DepthwiseRowsFamily
@@ -71,4 +73,5 @@ FAMILIES: list[KernelFamily] = [
     WgradGroupedHaloFamily(),
     WgradGroupedFlatFamily(),
     WgradStagedTmaFamily(),
+    BackwardGroupedFlatFamily(),
 ]

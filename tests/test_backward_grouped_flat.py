@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 import torch
 from convdispatch.dispatcher import autograd, fused_pair
+from convdispatch.dispatcher.decision import Decision
 from convdispatch.kernels import backward_grouped_flat as fused
-from convdispatch.kernels.base import Config
+from convdispatch.kernels.base import Candidate, Config
 from convdispatch.kernels.device import KNOWN
 from convdispatch.kernels.flat_grid import flat_consts
 from convdispatch.kernels.geometry import ConvGeometry
@@ -289,25 +290,35 @@ def test_launch_binds_every_argument(monkeypatch):
     assert bound["ITEMS"] == fused.items(geom, cfg) and kwargs["SPLIT"] is True
 
 
-def _decided(families: dict):
-    """A ``decide`` stand-in choosing ``families[direction]``."""
-    class Dec:
-        def __init__(self, fam):
-            self.candidate = type("C", (), {"family": fam})()
+# The "backward" direction's choice in the stand-in below: not the rule's config.
+PICKED = cfg_of(256, 8)
 
+
+def _decided(families: dict):
+    """A ``decide`` stand-in choosing ``families[direction]`` (the "backward" direction:
+    PICKED)."""
     def decide(geom, dev, chooser=None, direction="forward"):
-        return Dec(families[direction])
+        if direction == "backward":
+            return Decision(Candidate("backward_grouped_flat", PICKED), "picked", "stand-in")
+        return Decision(Candidate(families[direction], Config()), "picked", "stand-in")
     return decide
 
 
 def test_pair_config_only_where_wgrad_chooses_the_flat_kernel(monkeypatch):
+    """The pass fuses where wgrad chooses the flat kernel and the rule's config fills the
+    SMs; its config is the "backward" direction's choice."""
     from convdispatch.dispatcher import api, settings
 
     monkeypatch.setattr(fused_pair, "CONFIGS", {})
     flat = {"dgrad": "dgrad_grouped_packed", "wgrad": fused_pair.WGRAD}
     monkeypatch.setattr(api, "decide", _decided(flat))
-    assert fused_pair.pair_config(LAYER1, H100) == fused.pair_config(LAYER1, H100)
-    assert "backward_grouped_flat:" in fused_pair.describe(LAYER1, H100)
+    assert fused.pair_config(LAYER1, H100) not in (None, PICKED)
+    assert fused_pair.pair_config(LAYER1, H100) == PICKED
+    assert f"backward_grouped_flat:{PICKED}" in fused_pair.describe(LAYER1, H100)
+    # too few programs for the SMs (batch 1): the two kernels, whatever the choices
+    small = dataclasses.replace(LAYER1, n=1)
+    assert fused.pair_config(small, H100) is None
+    assert fused_pair.pair_config(small, H100) is None
     # cached per geometry and device until the choices are forgotten
     monkeypatch.setattr(api, "decide", _decided(dict(flat, wgrad="wgrad_grouped_halo")))
     assert fused_pair.pair_config(LAYER1, H100) is not None

@@ -669,7 +669,7 @@ def test_explain_gradient_directions_for_h100():
         assert e.candidate.family.startswith(direction) and e.ranked
         assert all(registry.direction_of(c) == direction for c, _ in e.ranked)
     with pytest.raises(ValueError, match="direction"):
-        explain(geom, gpu="h100", direction="backward")
+        explain(geom, gpu="h100", direction="both")
 
 
 class _PickForReplay:

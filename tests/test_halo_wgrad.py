@@ -102,10 +102,11 @@ def test_kernel_compiles_for_sm90(case, tmp_path):
 
 
 def test_the_only_families_the_interpreter_cannot_run():
-    """A new Gluon family needs tests like these (this file, test_flat_grid.py): the
-    interpreter-run suites skip it."""
+    """A new Gluon family needs tests like these (this file, test_flat_grid.py,
+    test_backward_grouped_flat.py): the interpreter-run suites skip it."""
     assert sorted(f.name for f in registry.families(None) if not f.interpreted) == sorted([
-        FAM.name, "wgrad_grouped_flat", "grouped_flat", "dgrad_grouped_flat"])
+        FAM.name, "wgrad_grouped_flat", "grouped_flat", "dgrad_grouped_flat",
+        "backward_grouped_flat"])
 
 
 def test_never_offered_to_the_interpreter():
@@ -129,7 +130,7 @@ def test_other_triton_releases_leave_it_to_the_triton_families(monkeypatch):
 
     geom = G(n=1, c=32, k=32, g=2, h=8, w=8, r=3, s=3, pad=(0, 1, 1))
     gluon = [f for f in registry.families(None) if not f.interpreted]
-    assert len(gluon) == 4 and all(f.rejects(geom) is None for f in gluon)
+    assert len(gluon) == 5 and all(f.rejects(geom) is None for f in gluon)
     monkeypatch.setattr(gluon_common, "TRITON_RELEASE", (3, 9))
     for fam in gluon:
         assert "checked on Triton" in fam.rejects(geom), fam.name

@@ -129,7 +129,12 @@ def reference(geom: ConvGeometry, x: torch.Tensor, w: torch.Tensor,
 
 
 def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
-    """||out - ref|| / ||ref|| in the reference's precision; inf for NaN/inf outputs."""
+    """||out - ref|| / ||ref|| in the reference's precision; inf for NaN/inf outputs. For a
+    pair of outputs (a backward pass's dX and dW), the larger of the two."""
+    if isinstance(ref, tuple):
+        if not isinstance(out, tuple) or len(out) != len(ref):
+            raise ValueError(f"expected {len(ref)} outputs, got {type(out).__name__}")
+        return max(rel_err(o, r) for o, r in zip(out, ref))
     if tuple(out.shape) != tuple(ref.shape):
         raise ValueError(f"output shape {tuple(out.shape)} != reference {tuple(ref.shape)}")
     o = out.detach().to(ref.device, ref.dtype)

@@ -122,13 +122,17 @@ def candidate_fn(cand: Candidate, x: torch.Tensor, w: torch.Tensor, bias: torch.
 def grad_fn(cand: Candidate | None, direction: str, dy: torch.Tensor, x: torch.Tensor,
             w: torch.Tensor, geom: ConvGeometry, out: torch.Tensor) -> Callable[[], object]:
     """One gradient direction: a forced candidate writing ``out``, or cuDNN's backward
-    (``cand`` None), on the same tensors."""
+    (``cand`` None), on the same tensors. Direction "backward": dX and dW of one pass
+    (``out`` their pair; cuDNN: one ``convolution_backward`` asked for both)."""
+    from ..dispatcher import fused_pair
     from ..dispatcher import launch as launch_mod
     from .inputs import torch_grad
 
     if cand is None:
         return lambda: torch_grad(geom, direction, dy, x, w)
     launch_mod.run_grad_candidate(cand, direction, dy, x, w, geom, out=out)
+    if direction == "backward":
+        return lambda: fused_pair.run(geom, cand.config, dy, x, w, out=out)
     return lambda: launch_mod.launch_grad(cand, geom, dy, x=x, w=w, out=out)
 
 

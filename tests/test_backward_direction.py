@@ -1,0 +1,185 @@
+"""The "backward" direction: dX and dW of one pass in one kernel (``backward_grouped_flat``)
+as a family of its own, swept, featured, trained and chosen like the other directions."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from convdispatch.dispatcher import autograd, explain, fused_pair, registry, selection
+from convdispatch.dispatcher.launch import empty_grad
+from convdispatch.dispatcher.model_chooser import ModelChooser
+from convdispatch.dispatcher.selection import RULE
+from convdispatch.dispatcher.settings import force
+from convdispatch.heuristics import features as F
+from convdispatch.heuristics import model_store
+from convdispatch.heuristics.model_store import ModelLoadError, load_model
+from convdispatch.heuristics.synthetic import synthetic_sweep
+from convdispatch.heuristics.train import HyperParams, train
+from convdispatch.kernels import backward_grouped_flat as fused
+from convdispatch.kernels.base import Candidate
+from convdispatch.kernels.device import INTERPRETER, KNOWN
+from convdispatch.kernels.geometry import ConvGeometry
+from convdispatch.validation.inputs import rel_err
+
+H100 = KNOWN["h100"]
+CL = dict(dtype="float16", layout="channels_last")
+# ResNeXt-50 layer1.0's grouped 3x3 at batch 32 (fused by the shipped models) and a strided
+# layer with groups of 8 channels.
+LAYER1 = ConvGeometry(n=32, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1), **CL)
+STRIDED = ConvGeometry(n=8, c=256, k=256, g=32, h=28, w=28, r=3, s=3, stride=(1, 2, 2),
+                       pad=(0, 1, 1), **CL)
+DENSE = ConvGeometry(n=8, c=64, k=64, h=28, w=28, r=3, s=3, pad=(0, 1, 1), **CL)
+TINY = HyperParams(n_estimators=8, num_leaves=7, min_data_in_leaf=3, num_threads=1)
+
+
+def _col(name: str) -> int:
+    return F.FEATURE_NAMES.index(name)
+
+
+def test_the_family_is_the_directions_only_one():
+    assert [f.name for f in registry.families("backward")] == ["backward_grouped_flat"]
+    cands = registry.candidates(LAYER1, H100, "backward")
+    assert cands and {c.family for c in cands} == {"backward_grouped_flat"}
+    assert all(fused.config_rejects(LAYER1, c.config, H100) is None for c in cands)
+    assert registry.candidates(DENSE, H100, "backward") == []
+    # a Gluon kernel: never offered to the interpreter
+    assert registry.candidates(LAYER1, INTERPRETER, "backward") == []
+
+
+@pytest.mark.parametrize("geom", [LAYER1, STRIDED], ids=["layer1", "strided"])
+def test_features_are_the_wgrad_kernels_with_the_fused_grid(geom):
+    """Rows carry wgrad_grouped_flat's one-hot and direction (the kernel they extend) and
+    the fused kernel's own launch grid: items over its balanced rows."""
+    cands = registry.candidates(geom, H100, "backward")
+    X = F.feature_matrix(geom, cands, H100).astype(np.float64)
+    assert np.isfinite(X).all()
+    assert (X[:, _col("fam_wgrad_grouped_flat")] == 1.0).all()
+    assert (X[:, _col("dir_wgrad")] == 1.0).all()
+    for cand, row in zip(cands, X):
+        assert row[_col("k_steps")] == fused.items(geom, cand.config), cand.id
+        grid = registry.family(cand.family).grid(geom, cand.config)
+        assert row[_col("view_log2_mult")] == pytest.approx(math.log2(grid.mult), abs=1e-5)
+    # the feature schema (and so every other model) is untouched
+    assert "fam_backward_grouped_flat" not in F.FEATURE_NAMES
+
+
+def test_the_rule_chooser_takes_the_familys_rule_config():
+    for geom in (LAYER1, STRIDED):
+        dec = RULE.choose(geom, registry.candidates(geom, H100, "backward"), H100)
+        assert dec.candidate == Candidate("backward_grouped_flat",
+                                          fused.rule_config(geom, H100))
+        assert "own config rule" in dec.reason
+
+
+def test_pair_config_gates_on_the_rule_and_takes_the_choice(monkeypatch, clean_dispatcher):
+    """The rule's gate (too few programs at batch 1) holds whatever the chooser picks."""
+    small = ConvGeometry(n=1, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1), **CL)
+    assert fused.rule_config(small, H100) is not None and fused.pair_config(small, H100) is None
+    assert fused_pair.pair_config(small, H100) is None
+    chosen = fused_pair.pair_config(LAYER1, H100)
+    assert chosen == selection.chooser_for(H100, "backward").choose(
+        LAYER1, registry.candidates(LAYER1, H100, "backward"), H100).candidate.config
+
+
+def test_a_forced_backward_candidate_runs_on_every_pass(clean_dispatcher):
+    small = ConvGeometry(n=1, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1), **CL)
+    cfg = fused.CONFIGS[0]
+    with force(Candidate("backward_grouped_flat", cfg)):
+        assert fused_pair.pair_config(small, H100) == cfg
+        with pytest.raises(ValueError, match="cannot run"):
+            fused_pair.pair_config(DENSE, H100)
+    assert fused_pair.pair_config(small, H100) is None
+
+
+def test_pair_tensors_and_reference():
+    """The sweep's pieces for a pass: an output pair, cuDNN's (torch's) pair as reference
+    and baseline, and the error of the worse of the two."""
+    geom = ConvGeometry(n=2, c=16, k=16, g=4, h=9, w=7, r=3, s=3, pad=(0, 1, 1),
+                        dtype="float32")
+    x, w = torch.randn(2, 16, 9, 7), torch.randn(16, 4, 3, 3)
+    dy = torch.randn(2, 16, 9, 7)
+    dx, dw = empty_grad("backward", x, w)
+    assert dx.shape == x.shape and dw.shape == w.shape
+    gx, gw = autograd.torch_grad(geom, "backward", dy, x, w)
+    assert torch.equal(gx, autograd.torch_grad(geom, "dgrad", dy, x, w))
+    assert torch.equal(gw, autograd.torch_grad(geom, "wgrad", dy, x, w))
+    assert rel_err((gx, gw), (gx, gw)) == 0.0
+    worse = rel_err((gx, gw * 1.5), (gx, gw))
+    assert worse == pytest.approx(0.5, rel=1e-6)
+    with pytest.raises(ValueError, match="expected 2 outputs"):
+        rel_err(gx, (gx, gw))
+    with pytest.raises(ValueError, match="'backward'"):
+        autograd.torch_grad(geom, "both", dy, x, w)
+
+
+def test_fake_sweep_of_the_direction(tmp_path):
+    """`convdispatch sweep --direction backward` measures only the fused family, on the
+    problems it takes, counting a pass as two convs' work."""
+    from convdispatch.data.problems import load_problems
+    from convdispatch.validation.backends import FakeBackend
+    from convdispatch.validation.sweep import run_sweep
+
+    out = tmp_path / "bwd.csv"
+    problems = [p for p in load_problems("resnext50_32x4d", None) if "/n8/" in p.id]
+    run_sweep(problems, out, backend=FakeBackend(direction="backward"), quiet=True,
+              command=["test"])
+    df = pd.read_csv(out)
+    assert set(df["family"]) == {"backward_grouped_flat"}
+    assert df["problem_id"].str.contains("conv2").all()  # the grouped 3x3s only
+    row = df[df["ok"] == 1].iloc[0]
+    geom = ConvGeometry.from_row(row)
+    assert row["tflops"] == pytest.approx(2 * geom.flops / row["latency_us"] / 1e6, rel=1e-6)
+    meta = json.loads(out.with_suffix(".meta.json").read_text())
+    assert meta["harness"]["direction"] == "backward"
+
+
+@pytest.fixture(scope="module")
+def backward_model(tmp_path_factory):
+    pytest.importorskip("lightgbm")
+    d = tmp_path_factory.mktemp("backward")
+    problems = [(f"p{i}", "syn", "l", ConvGeometry(
+        n=n, c=c, k=c, g=g, h=h, w=h, r=3, s=3, pad=(0, 1, 1), **CL))
+        for i, (n, c, g, h) in enumerate([(8, 128, 32, 28), (32, 128, 32, 56),
+                                          (16, 256, 32, 28), (8, 512, 32, 14),
+                                          (4, 256, 16, 28), (32, 256, 32, 14)])]
+    df = synthetic_sweep(problems=problems,
+                         candidates=lambda g, dev: registry.candidates(g, dev, "backward"))
+    csv = d / "backward.csv"
+    df.to_csv(csv, index=False)
+    train([csv], d / "h100" / "backward", methods=["lgbm_lambdarank"], hp=TINY, folds=2,
+          log=lambda _msg: None)
+    return d / "h100" / "backward"
+
+
+def test_a_backward_model_records_and_enforces_its_direction(backward_model):
+    schema = json.loads((backward_model / "schema.json").read_text())
+    assert schema["direction"] == "backward"
+    assert schema["families"] == ["backward_grouped_flat"]
+    model = load_model(backward_model)
+    ranked = model.rank(LAYER1, registry.candidates(LAYER1, H100, "backward"), H100)
+    assert ranked and all(np.isfinite(s) for _, s in ranked)
+    with pytest.raises(ModelLoadError, match="a backward model, not a wgrad one"):
+        ModelChooser.load(backward_model, "wgrad")
+
+
+def test_the_shipped_backward_model(clean_dispatcher):
+    path = model_store.MODELS_ROOT / "h100" / "backward"
+    model = load_model(path)
+    assert model.direction == "backward"
+    meta = json.loads((path / "meta.json").read_text())
+    assert meta["data"]["files"] == ["bwd_backward.csv"] or all(
+        "bwd_backward" in f for f in meta["data"]["files"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        chooser = selection.chooser_for(H100, "backward")
+    assert chooser.identity == f"model-{model.identity}"
+    ex = explain(LAYER1, gpu="h100", direction="backward")
+    assert ex.chooser == "model" and ex.candidate.family == "backward_grouped_flat"
+    assert f"backward_grouped_flat:{ex.candidate.config}" in explain(
+        LAYER1, gpu="h100", direction="wgrad").pair
