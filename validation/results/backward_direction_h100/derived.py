@@ -21,9 +21,18 @@ MODEL = ROOT / "models" / "h100" / "backward"
 # Backward-pass benchmarks: call 215 (dgrad model 285a2e254131, fused config by rule) and
 # call 217 (the same, fused config by the backward model).
 PASSES = [(call, run) for call in ("call215", "call217")
-          for run in ("bwd_full_grouped6", "bwd_full", "bwd_full_issue6")]
+          for run in ("bwd_full_grouped6", "bwd_full", "bwd_full_issue6")] + [
+    ("call218", run) for run in ("bwd_grouped6", "bwd_full_grouped6_2", "bwd_full_grouped6_3")]
 SUITE = {"bwd_full_grouped6": "issue-6 grouped layers", "bwd_full": "issue-2 suite",
-         "bwd_full_issue6": "issue-6 suite"}
+         "bwd_full_issue6": "issue-6 suite", "bwd_grouped6": "issue-6 grouped layers",
+         "bwd_full_grouped6_2": "issue-6 grouped layers", "bwd_full_grouped6_3":
+         "issue-6 grouped layers"}
+
+
+def bench(call: str, run: str) -> pd.DataFrame:
+    """A run's rows of one backward pass (a run may also time each direction alone)."""
+    b = pd.read_csv(HERE / call / run / "bench.csv")
+    return b[b.direction == "full"]
 
 
 def gm(x) -> float:
@@ -37,7 +46,7 @@ def passes() -> None:
     print("| call | run | dense | grouped | depthwise |")
     print("|---|---|---|---|---|")
     for call, run in PASSES:
-        b = pd.read_csv(HERE / call / run / "bench.csv")
+        b = bench(call, run)
         cells = []
         for cat in ("dense", "grouped", "depthwise"):
             s = b[b.category == cat]
@@ -54,9 +63,9 @@ def grouped_layers() -> None:
     for call, run in PASSES:
         if run == "bwd_full":
             continue
-        b = pd.read_csv(HERE / call / run / "bench.csv")
+        b = bench(call, run)
         b = b[b.category == "grouped"].set_index("problem_id")
-        frames.append((f"{call} {run.replace('bwd_full_', '')}", b))
+        frames.append((f"{call} {run.replace('bwd_full_', '').replace('bwd_', '')}", b))
     ids = frames[0][1].index
     same = all((f.loc[ids, "chosen"] == frames[0][1].loc[ids, "chosen"]).all() for _, f in frames)
     print(f"Choices identical in all {len(frames)} runs: {same}.\n")
@@ -75,6 +84,17 @@ def grouped_layers() -> None:
     print(f"\nMedian of the {len(sp)} geomeans: {float(np.median(sp)):.3f}. Against the first "
           f"run, the geomean of our times moved by at most {moved('ours_us'):.1%}, of cuDNN's "
           f"by {moved('cudnn_us'):.1%}.\n")
+
+
+def directions() -> None:
+    print("## Each direction alone (call 218, the issue-6 grouped layers)\n")
+    b = pd.read_csv(HERE / "call218" / "bwd_grouped6" / "bench.csv")
+    print("| direction | geomean cuDNN / ours | min | layers below 1.0 |")
+    print("|---|---|---|---|")
+    for d in ("dgrad", "wgrad", "full"):
+        s = b[b.direction == d].speedup_vs_cudnn
+        print(f"| {d} | {gm(s):.3f} | {s.min():.2f} | {int((s < 1).sum())} |")
+    print()
 
 
 def backward_sweep() -> None:
@@ -124,4 +144,5 @@ if __name__ == "__main__":
     print("# Derived tables (made by derived.py)\n")
     passes()
     grouped_layers()
+    directions()
     backward_sweep()
