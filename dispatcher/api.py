@@ -74,16 +74,23 @@ def _replay(entry, x, w, bias, residual) -> torch.Tensor | None:
 
 def decide(geom: ConvGeometry, device: DeviceSpec, chooser=None,
            direction: str = "forward") -> Decision:
-    """The kernel computing ``direction`` (forward, dgrad, wgrad) of a geometry: a forced
-    candidate, else the cached or new choice."""
+    """The kernel computing ``direction`` (forward, dgrad, wgrad, or backward: dX and dW of
+    one pass in one kernel) of a geometry: a forced candidate, else the cached or new
+    choice."""
     cand = forced(direction)
     if cand is not None:
         registry.check_candidate(geom, cand, device, direction)
         return Decision(cand, "forced by convdispatch.force()", "forced")
     chooser = chooser or chooser_for(device, direction)
     key = (geom.key(), device.key, chooser.identity, direction)
-    return CACHE.get_or_make(
-        key, lambda: chooser.choose(geom, registry.candidates(geom, device, direction), device))
+
+    def choose() -> Decision:
+        cands = registry.candidates(geom, device, direction)
+        if not cands and direction != "forward":
+            raise RuntimeError(f"no kernel family supports {geom.describe()} ({direction})")
+        return chooser.choose(geom, cands, device)
+
+    return CACHE.get_or_make(key, choose)
 
 
 def chosen_pair(geom: ConvGeometry, device: DeviceSpec) -> tuple[Candidate, Candidate] | None:

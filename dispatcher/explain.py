@@ -28,7 +28,8 @@ class Explanation:
     model: str | None = None
     score_unit: str = ""
     fallback: str | None = None
-    # For dgrad and wgrad: what a backward pass needing both runs instead (``fused_pair``).
+    # For dgrad and wgrad: what a backward pass needing both runs instead (``fused_pair``);
+    # for backward: that, or that a pass of this geometry does not run the fused kernel.
     pair: str | None = None
 
     def to_dict(self) -> dict:
@@ -78,7 +79,8 @@ def explain(input: torch.Tensor | ConvGeometry, weight: torch.Tensor | None = No
 
     ``gpu`` names a target GPU ('h100') so a choice can be inspected on a
     machine without it; ``chooser`` forces 'rule' or the default ('model');
-    ``direction`` is 'forward', 'dgrad' (gradient of the input) or 'wgrad' (of the weight).
+    ``direction`` is 'forward', 'dgrad' (gradient of the input), 'wgrad' (of the weight) or
+    'backward' (both in one kernel, where a pass fuses them).
     """
     if chooser not in (None, "model", "rule"):
         raise ValueError(f"chooser must be 'rule', 'model' or None, got {chooser!r}")
@@ -103,7 +105,11 @@ def explain(input: torch.Tensor | ConvGeometry, weight: torch.Tensor | None = No
     if fallback is not None or geom is None:
         return Explanation(geom, device, "fallback", None, fallback or "", fallback=fallback)
     dec = decide(geom, device, RULE if chooser == "rule" else None, direction)
-    pair = fused_pair.describe(geom, device) if direction != "forward" and chooser != "rule" \
-        else None
+    pair = None
+    if direction != "forward" and chooser != "rule":
+        pair = fused_pair.describe(geom, device)
+        if pair is None and direction == "backward":
+            pair = ("a backward pass of this geometry does not run it: it runs the dgrad and "
+                    "wgrad choices (dispatcher/fused_pair.py)")
     return Explanation(geom, device, dec.chooser, dec.candidate, dec.reason, list(dec.ranked),
                        dec.model, dec.score_unit, pair=pair)

@@ -4,9 +4,12 @@ Where the wgrad chooser picks the flat-grid grouped kernel (``wgrad_grouped_flat
 geometry the fused kernel takes, a backward pass that needs both gradients runs the fused
 kernel instead of the two directions' choices: it is that wgrad kernel's items and copies
 with dX computed from the same copy of dY (the dgrad choices it replaced read dY again).
-Whether a pass fuses is that rule (``backward_grouped_flat.pair_config``: not where its
-programs would be fewer than the SMs); the config is the "backward" direction's choice
-(``api.decide``: the model trained on the backward sweep's rows, else the family's rule).
+Whether a pass fuses is that rule (``backward_grouped_flat.pair_config``: not where the
+rule's config would have fewer programs than the SMs, a property of the geometry: the
+batch-1 layers whose fused pass was never measured against the two kernels at once); the
+config is then the "backward" direction's choice (``api.decide``: the model trained on the
+backward sweep's rows, else the family's rule), which may split the items fewer ways than
+the rule's, as measured faster there.
 Nothing is timed at call time.
 """
 
@@ -97,7 +100,8 @@ def run(geom: ConvGeometry, cfg: Config, dy: torch.Tensor, x: torch.Tensor,
     named = {name: as5d(t, geom.dims)
              for name, t in (("dy", dy), ("x", x), ("w", w), ("dx", dx), ("dw", dw))}
     key = (geom.key(), str(cfg), dy.shape, dy.stride(), dy.dtype, dy.device, x.shape,
-           x.stride(), w.shape, w.stride(), interpreter_enabled(), alignment(dy, x, w))
+           x.stride(), w.shape, w.stride(), dx.stride(), dw.stride(), interpreter_enabled(),
+           alignment(dy, x, w, dx, dw))
     plan = PLANS.get(key)
     if plan is not None and plan.run(named, dy.device):
         return dx, dw

@@ -80,7 +80,7 @@ def run_candidate(cand: Candidate, x: torch.Tensor, weight: torch.Tensor,
     """Run a forced candidate on batched tensors that match ``geom`` (the sweep's path)."""
     from ..kernels.device import spec_of
 
-    registry.check_candidate(geom, cand, spec_of(x.device))
+    registry.check_candidate(geom, cand, spec_of(x.device), "forward")
     if out is None:
         shape = [geom.n, geom.k, *geom.out_spatial[3 - geom.dims:]]
         out = empty_output(x, shape, geom.layout)
@@ -117,6 +117,10 @@ def run_grad_candidate(cand: Candidate, direction: str, dy: torch.Tensor, x: tor
     returns dX or dW; a backward candidate returns (dX, dW) (``out``: the pair)."""
     from ..kernels.device import spec_of
 
+    if direction == "backward" and out is not None and not (
+            isinstance(out, tuple) and len(out) == 2):
+        raise TypeError(f"a backward candidate writes (dX, dW): out must be a pair of "
+                        f"tensors, got {type(out).__name__}")
     registry.check_candidate(geom, cand, spec_of(dy.device), direction)
     if direction == "backward":
         from . import fused_pair

@@ -140,7 +140,7 @@ def _device_of(gpus: list[str]) -> DeviceSpec:
 
 
 def direction_of(df: pd.DataFrame) -> str:
-    """The one direction ('forward', 'dgrad', 'wgrad') of the rows' families."""
+    """The one direction ('forward', 'dgrad', 'wgrad', 'backward') of the rows' families."""
     unknown = sorted(set(df["family"].unique()) - set(FAMILY_DIRECTION))
     if unknown:
         raise ValueError(f"unknown kernel family {unknown[0]!r} in the sweep rows; known: "
@@ -152,7 +152,7 @@ def direction_of(df: pd.DataFrame) -> str:
         parts = [f"{src}: {', '.join(sorted(d.unique()))}"
                  for src, d in direction.groupby(source, sort=True)]
         raise ValueError(f"the sweeps mix directions ({'; '.join(parts)}): train one model "
-                         "per direction (forward, dgrad, wgrad CSVs apart)")
+                         "per direction (forward, dgrad, wgrad, backward CSVs apart)")
     return found[0]
 
 

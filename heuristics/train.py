@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from .dataset import Dataset, direction_of, load_dataset
-from .features import FAMILY_NAMES, FEATURE_NAMES, SCHEMA_VERSION
+from .features import FAMILY_DIRECTION, FEATURE_NAMES, SCHEMA_VERSION
 from .guard import GUARD_METHOD, THRESHOLDS, GuardParams, guarded_scores
 from .metrics import (
     cudnn_per_problem,
@@ -391,6 +391,6 @@ def _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen, shipp
         "chosen_method": chosen,
         "shipped": shipped,
         "lightgbm_version": lightgbm.__version__,
-        "families_known": list(FAMILY_NAMES),
+        "families_known": list(FAMILY_DIRECTION),
         "n_features": len(FEATURE_NAMES),
     }

@@ -3,6 +3,7 @@ as a family of its own, swept, featured, trained and chosen like the other direc
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import warnings
@@ -22,7 +23,7 @@ from convdispatch.heuristics.model_store import ModelLoadError, load_model
 from convdispatch.heuristics.synthetic import synthetic_sweep
 from convdispatch.heuristics.train import HyperParams, train
 from convdispatch.kernels import backward_grouped_flat as fused
-from convdispatch.kernels.base import Candidate
+from convdispatch.kernels.base import Candidate, Config
 from convdispatch.kernels.device import INTERPRETER, KNOWN
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.validation.inputs import rel_err
@@ -77,14 +78,30 @@ def test_the_rule_chooser_takes_the_familys_rule_config():
         assert "own config rule" in dec.reason
 
 
+# ResNeXt-50 layer1.0 at batch 8: the shipped model splits its items 16 ways, the rule 32.
+LAYER1_N8 = dataclasses.replace(LAYER1, n=8)
+SMALL = dataclasses.replace(LAYER1, n=1)
+
+
+def _wgrad_takes_the_flat_kernel(monkeypatch):
+    from convdispatch.dispatcher import api
+
+    pair = (Candidate("dgrad_grouped_packed", Config()),
+            Candidate(fused_pair.WGRAD, Config()))
+    monkeypatch.setattr(api, "chosen_pair", lambda geom, dev: pair)
+
+
 def test_pair_config_gates_on_the_rule_and_takes_the_choice(monkeypatch, clean_dispatcher):
-    """The rule's gate (too few programs at batch 1) holds whatever the chooser picks."""
-    small = ConvGeometry(n=1, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1), **CL)
-    assert fused.rule_config(small, H100) is not None and fused.pair_config(small, H100) is None
-    assert fused_pair.pair_config(small, H100) is None
-    chosen = fused_pair.pair_config(LAYER1, H100)
-    assert chosen == selection.chooser_for(H100, "backward").choose(
-        LAYER1, registry.candidates(LAYER1, H100, "backward"), H100).candidate.config
+    """With wgrad on the flat kernel, the rule's gate (too few programs at batch 1) keeps
+    the two kernels; elsewhere the pass runs the backward chooser's config, not the rule's."""
+    _wgrad_takes_the_flat_kernel(monkeypatch)
+    assert fused.rule_config(SMALL, H100) is not None and fused.pair_config(SMALL, H100) is None
+    assert fused_pair.pair_config(SMALL, H100) is None
+    model = selection.chooser_for(H100, "backward")
+    picked = model.choose(LAYER1_N8, registry.candidates(LAYER1_N8, H100, "backward"),
+                          H100).candidate.config
+    assert picked != fused.rule_config(LAYER1_N8, H100)
+    assert fused_pair.pair_config(LAYER1_N8, H100) == picked
 
 
 def test_a_forced_backward_candidate_runs_on_every_pass(clean_dispatcher):
@@ -112,7 +129,7 @@ def test_pair_tensors_and_reference():
     assert rel_err((gx, gw), (gx, gw)) == 0.0
     worse = rel_err((gx, gw * 1.5), (gx, gw))
     assert worse == pytest.approx(0.5, rel=1e-6)
-    with pytest.raises(ValueError, match="expected 2 outputs"):
+    with pytest.raises(ValueError, match="differ in kind"):
         rel_err(gx, (gx, gw))
     with pytest.raises(ValueError, match="'backward'"):
         autograd.torch_grad(geom, "both", dy, x, w)
@@ -173,13 +190,37 @@ def test_the_shipped_backward_model(clean_dispatcher):
     model = load_model(path)
     assert model.direction == "backward"
     meta = json.loads((path / "meta.json").read_text())
-    assert meta["data"]["files"] == ["bwd_backward.csv"] or all(
-        "bwd_backward" in f for f in meta["data"]["files"])
+    assert meta["data"]["files"] and all("bwd_backward" in f for f in meta["data"]["files"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         chooser = selection.chooser_for(H100, "backward")
     assert chooser.identity == f"model-{model.identity}"
-    ex = explain(LAYER1, gpu="h100", direction="backward")
+    ex = explain(LAYER1_N8, gpu="h100", direction="backward")
     assert ex.chooser == "model" and ex.candidate.family == "backward_grouped_flat"
+    assert ex.candidate.config != fused.rule_config(LAYER1_N8, H100)
+    assert ex.pair.startswith("a backward pass needing dX and dW runs both in one kernel")
     assert f"backward_grouped_flat:{ex.candidate.config}" in explain(
-        LAYER1, gpu="h100", direction="wgrad").pair
+        LAYER1_N8, gpu="h100", direction="wgrad").pair
+    # a geometry whose passes keep the two kernels says so
+    assert "does not run it" in explain(SMALL, gpu="h100", direction="backward").pair
+
+
+def test_bad_uses_say_what_is_wrong(clean_dispatcher):
+    from convdispatch.dispatcher.api import decide
+    from convdispatch.dispatcher.launch import run_candidate, run_grad_candidate
+    from convdispatch.validation.probe_io import probe_gradients
+
+    with pytest.raises(RuntimeError, match=r"no kernel family supports .* \(backward\)"):
+        decide(DENSE, H100, direction="backward")
+    cand = Candidate("backward_grouped_flat", fused.CONFIGS[0])
+    x = torch.empty(2, 128, 8, 8, dtype=torch.float16)
+    w = torch.empty(128, 4, 3, 3, dtype=torch.float16)
+    geom = ConvGeometry(n=2, c=128, k=128, g=32, h=8, w=8, r=3, s=3, pad=(0, 1, 1), **CL)
+    with pytest.raises(ValueError, match="computes backward, not forward"):
+        run_candidate(cand, x, w, None, geom)
+    with pytest.raises(TypeError, match="out must be a pair"):
+        run_grad_candidate(cand, "backward", x, x, w, geom, out=x)
+    with pytest.raises(ValueError, match="differ in kind"):
+        rel_err((x, w), x)
+    with pytest.raises(ValueError, match="one gradient"):
+        probe_gradients("unused.csv", "backward", "p", lambda *a: None)

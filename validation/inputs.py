@@ -131,9 +131,10 @@ def reference(geom: ConvGeometry, x: torch.Tensor, w: torch.Tensor,
 def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
     """||out - ref|| / ||ref|| in the reference's precision; inf for NaN/inf outputs. For a
     pair of outputs (a backward pass's dX and dW), the larger of the two."""
-    if isinstance(ref, tuple):
-        if not isinstance(out, tuple) or len(out) != len(ref):
-            raise ValueError(f"expected {len(ref)} outputs, got {type(out).__name__}")
+    if isinstance(ref, tuple) or isinstance(out, tuple):
+        if not (isinstance(out, tuple) and isinstance(ref, tuple) and len(out) == len(ref)):
+            raise ValueError(f"outputs and references differ in kind: {type(out).__name__} "
+                             f"against {type(ref).__name__}")
         return max(rel_err(o, r) for o, r in zip(out, ref))
     if tuple(out.shape) != tuple(ref.shape):
         raise ValueError(f"output shape {tuple(out.shape)} != reference {tuple(ref.shape)}")

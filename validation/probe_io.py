@@ -47,6 +47,11 @@ def probe_gradients(out_csv: str | Path, direction: str, pids: str,
 
     import torch
 
+    if direction not in ("dgrad", "wgrad"):
+        raise ValueError(f"the probe times one gradient (dgrad or wgrad), got {direction!r}; "
+                         "a backward pass's configs are swept with `convdispatch sweep "
+                         "--direction backward`")
+
     from ..data.problems import problem_by_id
     from ..dispatcher.launch import launch_grad
     from ..dispatcher.selection import chooser_for

@@ -21,6 +21,7 @@ from ..data.problems import problem_by_id
 from ..dispatcher import decide
 from ..dispatcher.fused_pair import pass_choice
 from ..dispatcher.selection import chooser_for
+from ..kernels.base import DIRECTIONS
 from ..kernels.device import lookup
 
 
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpu", default="NVIDIA H100 80GB HBM3", help="device name to decide for")
     a = ap.parse_args(argv)
     spec = lookup(a.gpu)
-    ids = {d: chooser_for(spec, d).identity for d in ("forward", "dgrad", "wgrad")}
+    ids = {d: chooser_for(spec, d).identity for d in DIRECTIONS}
     print(f"Choosers for {a.gpu}: " + ", ".join(f"{d} {i}" for d, i in ids.items())
           + ". Command: `python -m convdispatch.validation.same_choices "
           + " ".join(a.bench) + "`.\n")

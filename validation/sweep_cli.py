@@ -49,8 +49,9 @@ def register(subparsers) -> None:
     p.add_argument("--time-timeout", type=positive_seconds, default=300.0, metavar="S",
                    help="seconds one timing may take")
     p.add_argument("--direction", choices=DIRECTIONS, default="forward",
-                   help="what to measure: the forward conv or a gradient (dgrad: of the "
-                        "input, wgrad: of the weight); write each to its own CSV")
+                   help="what to measure: the forward conv, a gradient (dgrad: of the "
+                        "input, wgrad: of the weight) or both in one kernel (backward); "
+                        "write each to its own CSV")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.set_defaults(func=run_sweep_command)
 
