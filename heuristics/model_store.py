@@ -146,7 +146,7 @@ def _read_json(path: Path) -> dict:
 
 
 def _families_of(direction: str) -> list[str]:
-    return [f for f in FAMILY_DIRECTION if FAMILY_DIRECTION[f] == direction]
+    return [f for f, d in FAMILY_DIRECTION.items() if d == direction]
 
 
 def _check_schema(schema: dict, path: Path) -> None:
