@@ -37,6 +37,7 @@ from .grad_common import GradFamily, GradGrid
 from .grad_packed import square_pack_gpt
 from .launcher import launch_kernel
 from .wgrad_gemm import split_slices, split_steps
+from .wgrad_grouped_flat import WgradGroupedFlatFamily
 
 if HAVE_GLUON:
     from triton.experimental import gluon
@@ -284,6 +285,11 @@ def supports(geom) -> str | None:
     return None
 
 
+def packs(geom) -> int:
+    """Packs of GPT whole groups a 16-wide tile: the grid's first dimension."""
+    return cdiv(geom.g, square_pack_gpt(geom, BLOCK))
+
+
 def rule_config(geom, device) -> Config | None:
     """The rule's config (the rule chooser's, and the one measured best before the
     backward sweep): the first of POSITIONS_ORDER (STRIDED_POSITIONS_ORDER) that fits,
@@ -291,8 +297,7 @@ def rule_config(geom, device) -> Config | None:
     to PROGRAMS_PER_SM an SM; None where none fits."""
     if supports(geom) is not None:
         return None
-    packs = cdiv(geom.g, square_pack_gpt(geom, BLOCK))
-    want = math.log2(max(PROGRAMS_PER_SM * device.sm_count / packs, 1))
+    want = math.log2(max(PROGRAMS_PER_SM * device.sm_count / packs(geom), 1))
     strided = geom.stride[1:] != (1, 1)
     for pos in STRIDED_POSITIONS_ORDER if strided else POSITIONS_ORDER:
         n_items = items(geom, Config(BLOCK_M=pos))
@@ -310,10 +315,9 @@ def pair_config(geom, device) -> Config | None:
     cfg = rule_config(geom, device)
     if cfg is None:
         return None
-    packs = cdiv(geom.g, square_pack_gpt(geom, BLOCK))
     # Fewer programs than SMs (small batches) were never measured against the two kernels,
     # which then overlap on side streams: those passes keep them.
-    programs = packs * split_steps(items(geom, cfg), cfg["SPLIT_K"])[1]
+    programs = packs(geom) * split_steps(items(geom, cfg), cfg["SPLIT_K"])[1]
     return cfg if programs >= device.sm_count else None
 
 
@@ -406,6 +410,10 @@ KERNEL_CONSTS = ("ROWS", "WP", "P", "XP", "XNEED", "XCOPY", "NPH", "YNEED", "A0"
                  "BMAX")
 
 
+# The kernel this one extends, whose launch grid dW's reduction has.
+_WGRAD = WgradGroupedFlatFamily()
+
+
 class BackwardGroupedFlatFamily(GradFamily):
     """The fused kernel as a family of its own direction ("backward": dX and dW of one
     pass), so that the sweep measures its configs and a model of that direction ranks
@@ -425,11 +433,10 @@ class BackwardGroupedFlatFamily(GradFamily):
         return supports(geom)
 
     def grid(self, geom, cfg: Config) -> GradGrid:
-        """dW's reduction: packs of GPT groups, each reducing every tap over the items."""
-        from .wgrad_grouped_flat import WgradGroupedFlatFamily
-
+        """dW's reduction (as ``wgrad_grouped_flat``'s): packs of GPT groups, each reducing
+        every tap over the items."""
         c = item_consts(geom, cfg["BLOCK_M"])
-        return WgradGroupedFlatFamily().pack_grid(geom, cfg, items(geom, cfg), c["P"])
+        return _WGRAD.pack_grid(geom, cfg, items(geom, cfg), c["P"])
 
     def smem_bytes(self, geom, cfg: Config) -> int:
         return smem_bytes(geom, cfg)
