@@ -140,9 +140,58 @@ def backward_sweep() -> None:
               f"{int((s.rule > s.best).sum())}.")
 
 
+def fused_against_directions() -> None:
+    print("\n## The fused kernel against the two directions' best (sweeps, us)\n")
+    print("Best fused config (bwd_backward.csv) against the best dgrad and wgrad kernels of "
+          "the same problem (bwd_dgrad.csv, bwd_wgrad.csv): their sum is the pair in order, "
+          "their larger one a floor for the pair at once.\n")
+    sweeps = SWEEP.parent
+    best = {d: pd.read_csv(sweeps / f"bwd_{d}.csv", low_memory=False).query("ok == 1")
+            .groupby("problem_id").latency_us.min() for d in ("dgrad", "wgrad")}
+    fused = pd.read_csv(SWEEP).query("ok == 1").groupby("problem_id").latency_us.min()
+    both = fused.index.intersection(best["dgrad"].index).intersection(best["wgrad"].index)
+    print("| problem | fused | dgrad | wgrad | sum / fused | larger / fused |")
+    print("|---|---|---|---|---|---|")
+    ratios = []
+    for pid in both:
+        f, d, w = fused[pid], best["dgrad"][pid], best["wgrad"][pid]
+        ratios.append((d + w) / f)
+        print(f"| {pid.replace('/float16', '')} | {f:.1f} | {d:.1f} | {w:.1f} | "
+              f"{(d + w) / f:.2f} | {max(d, w) / f:.2f} |")
+    print(f"\n{len(both)} problems; sum / fused {min(ratios):.2f}-{max(ratios):.2f}.")
+
+
+def strided_wgrad_picks() -> None:
+    print("\n## Call 218's slowest wgrad layers: the pick against the sweep's best (us)\n")
+    b = pd.read_csv(HERE / "call218" / "bwd_grouped6" / "bench.csv")
+    w = pd.read_csv(SWEEP.parent / "bwd_wgrad.csv", low_memory=False).query("ok == 1")
+    w = w.assign(id=w.family + ":" + w.config)
+    print("| layer | ours (bench) | cuDNN (bench) | pick (sweep) | best (sweep) | best family |")
+    print("|---|---|---|---|---|---|")
+    for _, r in b[(b.direction == "wgrad") & (b.speedup_vs_cudnn < 1.05)].iterrows():
+        g = w[w.problem_id == r.problem_id]
+        top = g.loc[g.latency_us.idxmin()]
+        pick = g[g.id == r.chosen].latency_us
+        print(f"| {r.problem_id.replace('/float16', '')} | {r.ours_us:.1f} | {r.cudnn_us:.1f} | "
+              f"{pick.iloc[0]:.1f} | {top.latency_us:.1f} | {top.family} |")
+
+
+def resnext50_forward() -> None:
+    print("\n## 2D ResNeXt-50 grouped forward (issue 6; flat3d_h100 calls 207 and 212)\n")
+    for call, run in (("call207", "issue6_fp16"), ("call212", "issue6_bf16")):
+        b = pd.read_csv(HERE.parent / "flat3d_h100" / call / run / "bench.csv")
+        s = b[(b.category == "grouped") & b.problem_id.str.startswith("resnext50")]
+        sp = s.speedup_vs_cudnn
+        print(f"- {call} {run}: {len(s)} layers, geomean {gm(sp):.3f}x cuDNN "
+              f"({sp.min():.2f}-{sp.max():.2f})")
+
+
 if __name__ == "__main__":
     print("# Derived tables (made by derived.py)\n")
     passes()
     grouped_layers()
     directions()
     backward_sweep()
+    fused_against_directions()
+    strided_wgrad_picks()
+    resnext50_forward()
