@@ -183,11 +183,20 @@ def gradients(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor, w: torch.Te
     in order even then: at once they were slower (ResNeXt-50 layer2.1 at batch 32: 75.8
     against 47.6 us, call 170). Overlapped, dW's kernels go first where ``wgrad_first``
     says so. Where ``fused_pair`` gives a config, one kernel computes both."""
-    dev = spec_of(dy.device)
     if need_x and need_w:
-        cfg = fused_pair.pair_config(geom, dev)
+        cfg = fused_pair.pair_config(geom, spec_of(dy.device))
         if cfg is not None:
             return fused_pair.run(geom, cfg, dy, x, w)
+    return pair_gradients(geom, dy, x, w, need_x, need_w)
+
+
+def pair_gradients(geom: ConvGeometry, dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor,
+                   need_x: bool = True, need_w: bool = True
+                   ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """``gradients`` by the two directions' own kernels (never the fused one): overlapped
+    or in order as ``gradients`` says. The "backward" direction's ``backward_pair``
+    candidate."""
+    dev = spec_of(dy.device)
     if not (need_x and need_w and _overlap(dy.device) and pair_overlaps(geom, dev)):
         return (gradient(geom, "dgrad", dy, x, w) if need_x else None,
                 gradient(geom, "wgrad", dy, x, w) if need_w else None)

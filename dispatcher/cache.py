@@ -12,7 +12,10 @@ class DecisionCache:
     """Thread-safe map from (geometry, device, chooser) to a Decision."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        # Reentrant: a decision may read other decisions of the same geometry, made by the
+        # same thread under the lock (the rule's "backward" choice reads the dgrad and
+        # wgrad ones); with a plain lock that thread waited on itself.
+        self._lock = threading.RLock()
         self._data: dict[tuple, Decision] = {}
         self.hits = 0
         self.misses = 0

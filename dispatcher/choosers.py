@@ -214,8 +214,15 @@ def preferred_families(geom: ConvGeometry, device: DeviceSpec,
                        direction: str = "forward") -> tuple[list[str], str]:
     """Family order by the shape of the problem, and the rule that gave it."""
     if direction == "backward":
-        return (["backward_grouped_flat"], "dX and dW of one backward pass in one kernel "
-                "(where dispatcher/fused_pair.py fuses the pass)")
+        from .fused_pair import rule_fuses
+
+        if rule_fuses(geom, device):
+            return (["backward_grouped_flat", "backward_pair"],
+                    "wgrad picks the flat-grid kernel and the fused kernel fills the SMs: "
+                    "dX and dW of one backward pass in one kernel")
+        return (["backward_pair", "backward_grouped_flat"],
+                "the dgrad and wgrad choices (the fused kernel only where wgrad picks the "
+                "flat-grid kernel and its programs fill the SMs)")
     if direction != "forward":
         return grad_families(geom, direction, device)
     if geom.g > 1:

@@ -109,7 +109,7 @@ def explain(input: torch.Tensor | ConvGeometry, weight: torch.Tensor | None = No
     if direction != "forward" and chooser != "rule":
         pair = fused_pair.describe(geom, device)
         if pair is None and direction == "backward":
-            pair = ("a backward pass of this geometry does not run it: it runs the dgrad and "
-                    "wgrad choices (dispatcher/fused_pair.py)")
+            pair = ("a backward pass of this geometry runs the dgrad and wgrad choices "
+                    "(backward_pair, or no fused kernel for it: dispatcher/fused_pair.py)")
     return Explanation(geom, device, dec.chooser, dec.candidate, dec.reason, list(dec.ranked),
                        dec.model, dec.score_unit, pair=pair)

@@ -1,16 +1,13 @@
 """Backward passes that compute dX and dW in one kernel (``backward_grouped_flat``).
 
-Where the wgrad chooser picks the flat-grid grouped kernel (``wgrad_grouped_flat``) on a
-geometry the fused kernel takes, a backward pass that needs both gradients runs the fused
-kernel instead of the two directions' choices: it is that wgrad kernel's items and copies
-with dX computed from the same copy of dY (the dgrad choices it replaced read dY again).
-Whether a pass fuses is that rule (``backward_grouped_flat.pair_config``: not where the
-rule's config would have fewer programs than the SMs, a property of the geometry: the
-batch-1 layers whose fused pass was never measured against the two kernels at once); the
-config is then the "backward" direction's choice (``api.decide``: the model trained on the
-backward sweep's rows, else the family's rule), which may split the items fewer ways than
-the rule's, as measured faster there.
-Nothing is timed at call time.
+A backward pass that needs both gradients, of a geometry the fused kernel takes, runs the
+"backward" direction's choice (``api.decide``): one of the fused kernel's configs, or
+``backward_pair``, the two directions' own choices (``autograd.pair_gradients``). With the
+model trained on the backward sweep's rows (both kinds timed on each problem) that is
+whether the pass fuses and how; without one, the rule chooser's ``rule_fuses``: the fused
+kernel where wgrad picks the flat-grid kernel it extends (``wgrad_grouped_flat``: the
+same items and copies, dX computed from the same copy of dY) and its rule's config has
+programs for every SM. Nothing is timed at call time.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ from __future__ import annotations
 import torch
 
 from ..kernels import backward_grouped_flat as fused
-from ..kernels.base import Config
+from ..kernels.base import Candidate, Config
 from ..kernels.device import DeviceSpec, interpreter_enabled
 from ..kernels.geometry import ConvGeometry
 from ..kernels.launcher import Plan
@@ -28,6 +25,8 @@ from .settings import forced
 
 # The wgrad family whose choice the fused kernel extends to dX.
 WGRAD = "wgrad_grouped_flat"
+# The "backward" candidate that runs the two directions' choices instead.
+PAIR = "backward_pair"
 # Whether passes fuse where they may (a switch for measuring what fusing brings).
 FUSE = True
 # Call signature -> recorded launches of the fused kernel, and (geometry, device) -> the
@@ -42,7 +41,7 @@ def pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
     ``backward_grouped_flat`` candidate runs on every such pass (ValueError where it
     cannot); a forced dgrad or wgrad candidate keeps the two directions apart."""
     if forced("backward") is not None:
-        return _decision(geom, dev).candidate.config
+        return _fused_config(_decision(geom, dev).candidate)
     if not FUSE or forced("dgrad") is not None or forced("wgrad") is not None:
         return None
     key = (geom, dev)
@@ -60,14 +59,27 @@ def _decision(geom: ConvGeometry, dev: DeviceSpec) -> Decision:
 def _pair_config(geom: ConvGeometry, dev: DeviceSpec) -> Config | None:
     if fused.supports(geom) is not None:
         return None
+    return _fused_config(_decision(geom, dev).candidate)
+
+
+def _fused_config(cand: Candidate) -> Config | None:
+    """The fused kernel's config of a "backward" candidate, None for the pair."""
+    return None if cand.family == PAIR else cand.config
+
+
+def rule_fuses(geom: ConvGeometry, dev: DeviceSpec) -> bool:
+    """The rule's answer (the rule chooser's, where no backward model is loaded): a pass
+    fuses where wgrad picks the flat kernel and the fused kernel's rule config gives
+    programs for every SM (batch-1 layers were never measured fused against the two
+    kernels when the rule was made)."""
+    if fused.supports(geom) is not None:
+        return False
     from .api import chosen_pair
 
     pair = chosen_pair(geom, dev)
     if pair is None or pair[1].family != WGRAD:  # a direction without a kernel, or another
-        return None
-    if fused.pair_config(geom, dev) is None:  # too few programs to fill the SMs
-        return None
-    return _decision(geom, dev).candidate.config
+        return False
+    return fused.pair_config(geom, dev) is not None
 
 
 def describe(geom: ConvGeometry, dev: DeviceSpec) -> str | None:
@@ -77,7 +89,7 @@ def describe(geom: ConvGeometry, dev: DeviceSpec) -> str | None:
     if cfg is None:
         return None
     return (f"a backward pass needing dX and dW runs both in one kernel: "
-            f"backward_grouped_flat:{cfg} ({WGRAD} chosen for dW; the config: "
+            f"backward_grouped_flat:{cfg} (the backward direction's choice: "
             f"{_decision(geom, dev).reason})")
 
 
@@ -89,6 +101,19 @@ def pass_choice(geom: ConvGeometry, dev: DeviceSpec) -> str:
     ids = " & ".join(decide(geom, dev, direction=d).candidate.id for d in ("dgrad", "wgrad"))
     cfg = pair_config(geom, dev)
     return ids if cfg is None else f"{ids} -> backward_grouped_flat:{cfg}"
+
+
+def run_candidate(geom: ConvGeometry, cand: Candidate, dy: torch.Tensor, x: torch.Tensor,
+                  w: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(dX, dW) by a "backward" candidate: a fused config (into ``out`` where given), or
+    the pair of the two directions' choices (``autograd.pair_gradients``, its own
+    outputs)."""
+    if cand.family == PAIR:
+        from .autograd import pair_gradients
+
+        return pair_gradients(geom, dy, x, w)
+    return run(geom, cand.config, dy, x, w, out=out)
 
 
 def run(geom: ConvGeometry, cfg: Config, dy: torch.Tensor, x: torch.Tensor,

@@ -125,7 +125,7 @@ def run_grad_candidate(cand: Candidate, direction: str, dy: torch.Tensor, x: tor
     if direction == "backward":
         from . import fused_pair
 
-        return fused_pair.run(geom, cand.config, dy, x, w, out=out)
+        return fused_pair.run_candidate(geom, cand, dy, x, w, out=out)
     if out is None:
         out = empty_grad(direction, x, w)
     launch_grad(cand, geom, dy, x=x, w=w, out=out)

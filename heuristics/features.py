@@ -48,10 +48,14 @@ _BOX_FAMILIES = frozenset(f.name for f in FAMILIES if isinstance(f, ImplicitGemm
 _ITEM_FAMILIES = {f.name: f for f in FAMILIES if isinstance(f, GroupedFlatFamily)}
 # The direction each family computes (a model is trained per direction), as registered.
 FAMILY_DIRECTION = {f.name: f.direction for f in FAMILIES}
-# Families of a direction of their own, featured as the family they extend (its one-hot and
-# kind; their own launch grid): a model is trained per direction, so inside theirs the
-# one-hot says nothing, and the other directions' models keep their schema.
-FEATURE_FAMILY = {"backward_grouped_flat": "wgrad_grouped_flat"}
+# Families of a direction of their own, featured as another family (its one-hot and kind;
+# their own launch grid): a model is trained per direction, so inside theirs the one-hot
+# only tells its families apart, and the other directions' models keep their schema. The
+# fused kernel takes the one of the wgrad kernel it extends; the pair of the two
+# directions' choices (no config: the knobs its kind needs read 1) the dX flat kernel's.
+FEATURE_FAMILY = {"backward_grouped_flat": "wgrad_grouped_flat",
+                  "backward_pair": "dgrad_grouped_flat"}
+_KNOBLESS = frozenset({"backward_pair"})
 
 # How a family tiles the problem, which fixes its effective M / N / K:
 # gemm: per-group implicit GEMM, N = K/g, reduction t*r*s*ceil(cg/BK) steps;
@@ -161,12 +165,13 @@ _N_TABLE = _T_EXTRA + 4
 @lru_cache(maxsize=8192)
 def _candidate_row(family: str, config: Config) -> tuple[float, ...]:
     """One ``candidate_table`` row (absent knob: 0; absent SPLIT_K, GROUP_M: 1)."""
+    knobless = family in _KNOBLESS
     family = FEATURE_FAMILY.get(family, family)
     if family not in FAMILY_KIND:
         raise ValueError(f"unknown kernel family {family!r}: feature schema v{SCHEMA_VERSION} "
                          f"knows {FAMILY_NAMES}")
     kind = FAMILY_KIND[family]
-    cfg = dict(config)
+    cfg = dict.fromkeys(_REQUIRED[kind], 1) if knobless else dict(config)
     missing = [k for k in _REQUIRED[kind] if k not in cfg]
     if missing:
         raise ValueError(f"config {config!r} of family {family!r} lacks {missing}")

@@ -4,6 +4,7 @@ backward)."""
 from __future__ import annotations
 
 from .backward_grouped_flat import BackwardGroupedFlatFamily
+from .backward_pair import BackwardPairFamily
 from .base import KernelFamily
 from .depthwise import DepthwiseFamily
 from .depthwise_rows import DepthwiseRowsFamily
@@ -74,4 +75,5 @@ FAMILIES: list[KernelFamily] = [
     WgradGroupedFlatFamily(),
     WgradStagedTmaFamily(),
     BackwardGroupedFlatFamily(),
+    BackwardPairFamily(),
 ]

@@ -1,5 +1,7 @@
-"""The "backward" direction: dX and dW of one pass in one kernel (``backward_grouped_flat``)
-as a family of its own, swept, featured, trained and chosen like the other directions."""
+"""The "backward" direction: dX and dW of one pass, in one kernel (``backward_grouped_flat``)
+or by the two directions' choices (``backward_pair``), as families of their own, swept,
+featured, trained and chosen like the other directions: the model decides whether a pass
+fuses."""
 
 from __future__ import annotations
 
@@ -43,21 +45,36 @@ def _col(name: str) -> int:
     return F.FEATURE_NAMES.index(name)
 
 
-def test_the_family_is_the_directions_only_one():
-    assert [f.name for f in registry.families("backward")] == ["backward_grouped_flat"]
-    cands = registry.candidates(LAYER1, H100, "backward")
-    assert cands and {c.family for c in cands} == {"backward_grouped_flat"}
-    assert all(fused.config_rejects(LAYER1, c.config, H100) is None for c in cands)
+PAIR = Candidate("backward_pair", Config())
+# ResNeXt3D-50 layer3.1 at batch 8: the two kernels overlap, 1.47x faster than the fused
+# kernel's best (call 221); the shipped model keeps them.
+LAYER3D = ConvGeometry(n=8, c=512, k=512, g=32, d=2, h=7, w=7, t=3, r=3, s=3, pad=(1, 1, 1),
+                       dims=3, **CL)
+
+
+def _fused(cands):
+    return [c for c in cands if c.family == "backward_grouped_flat"]
+
+
+def test_the_directions_families():
+    """The fused kernel's configs and the pair (one candidate, no config) on the geometries
+    the fused kernel takes, 2D and 3D; nothing elsewhere."""
+    assert [f.name for f in registry.families("backward")] == ["backward_grouped_flat",
+                                                              "backward_pair"]
+    for geom in (LAYER1, LAYER3D):
+        cands = registry.candidates(geom, H100, "backward")
+        assert cands[-1] == PAIR and len(_fused(cands)) == len(cands) - 1 > 0
+        assert all(fused.config_rejects(geom, c.config, H100) is None for c in _fused(cands))
     assert registry.candidates(DENSE, H100, "backward") == []
-    # a Gluon kernel: never offered to the interpreter
-    assert registry.candidates(LAYER1, INTERPRETER, "backward") == []
+    # the fused kernel is Gluon: the interpreter gets the pair only (its kernels interpret)
+    assert registry.candidates(LAYER1, INTERPRETER, "backward") == [PAIR]
 
 
 @pytest.mark.parametrize("geom", [LAYER1, STRIDED], ids=["layer1", "strided"])
 def test_features_are_the_wgrad_kernels_with_the_fused_grid(geom):
     """Rows carry wgrad_grouped_flat's one-hot and direction (the kernel they extend) and
     the fused kernel's own launch grid: items over its balanced rows."""
-    cands = registry.candidates(geom, H100, "backward")
+    cands = _fused(registry.candidates(geom, H100, "backward"))
     X = F.feature_matrix(geom, cands, H100).astype(np.float64)
     assert np.isfinite(X).all()
     assert (X[:, _col("fam_wgrad_grouped_flat")] == 1.0).all()
@@ -70,38 +87,65 @@ def test_features_are_the_wgrad_kernels_with_the_fused_grid(geom):
     assert "fam_backward_grouped_flat" not in F.FEATURE_NAMES
 
 
-def test_the_rule_chooser_takes_the_familys_rule_config():
+def test_the_pair_is_featured_as_the_dx_flat_kernel_with_its_problem_size():
+    """The pair's row: dgrad_grouped_flat's one-hot (apart from the fused rows), knobs of 1
+    (it has none), and its grid: the pass as one tile of dX's GEMM."""
+    assert "fam_backward_pair" not in F.FEATURE_NAMES
+    for geom in (LAYER1, LAYER3D):
+        X = F.feature_matrix(geom, [PAIR], H100).astype(np.float64)
+        assert np.isfinite(X).all()
+        assert X[0, _col("fam_dgrad_grouped_flat")] == 1.0
+        assert X[0, _col("fam_wgrad_grouped_flat")] == 0.0
+        assert X[0, _col("BLOCK_M")] == X[0, _col("BLOCK_N")] == 1.0
+        pixels = geom.n * geom.d * geom.h * geom.w
+        assert X[0, _col("view_log2_m")] == pytest.approx(math.log2(pixels), abs=1e-5)
+
+
+def test_the_rule_chooser_fuses_where_the_rule_does(monkeypatch, clean_dispatcher):
+    """Without a model: the fused kernel's rule config where wgrad picks the flat kernel
+    and it fills the SMs, else the pair."""
+    _wgrad_takes_the_flat_kernel(monkeypatch)
     for geom in (LAYER1, STRIDED):
         dec = RULE.choose(geom, registry.candidates(geom, H100, "backward"), H100)
         assert dec.candidate == Candidate("backward_grouped_flat",
                                           fused.rule_config(geom, H100))
         assert "own config rule" in dec.reason
+    # too few programs at batch 1
+    assert RULE.choose(SMALL, registry.candidates(SMALL, H100, "backward"),
+                       H100).candidate == PAIR
+    _wgrad_takes_the_flat_kernel(monkeypatch, "wgrad_grouped_halo")
+    assert RULE.choose(LAYER1, registry.candidates(LAYER1, H100, "backward"),
+                       H100).candidate == PAIR
 
 
-# ResNeXt-50 layer1.0 at batch 8: the shipped model splits its items 16 ways, the rule 32.
-LAYER1_N8 = dataclasses.replace(LAYER1, n=8)
+# ResNeXt-50 layer1.0 at batch 1: the rule's gate keeps the two kernels (too few programs),
+# the shipped model fuses.
 SMALL = dataclasses.replace(LAYER1, n=1)
 
 
-def _wgrad_takes_the_flat_kernel(monkeypatch):
+def _wgrad_takes_the_flat_kernel(monkeypatch, family: str = fused_pair.WGRAD):
     from convdispatch.dispatcher import api
 
-    pair = (Candidate("dgrad_grouped_packed", Config()),
-            Candidate(fused_pair.WGRAD, Config()))
+    pair = (Candidate("dgrad_grouped_packed", Config()), Candidate(family, Config()))
     monkeypatch.setattr(api, "chosen_pair", lambda geom, dev: pair)
 
 
-def test_pair_config_gates_on_the_rule_and_takes_the_choice(monkeypatch, clean_dispatcher):
-    """With wgrad on the flat kernel, the rule's gate (too few programs at batch 1) keeps
-    the two kernels; elsewhere the pass runs the backward chooser's config, not the rule's."""
+def test_pair_config_is_the_backward_choice(monkeypatch, clean_dispatcher):
+    """The shipped model decides: the fused kernel at batch 1 where the rule's gate kept the
+    two kernels, the pair on ResNeXt3D-50 layer3.1 where the rule fused; with the rule
+    chooser, the rule's gate."""
     _wgrad_takes_the_flat_kernel(monkeypatch)
     assert fused.rule_config(SMALL, H100) is not None and fused.pair_config(SMALL, H100) is None
-    assert fused_pair.pair_config(SMALL, H100) is None
     model = selection.chooser_for(H100, "backward")
-    picked = model.choose(LAYER1_N8, registry.candidates(LAYER1_N8, H100, "backward"),
-                          H100).candidate.config
-    assert picked != fused.rule_config(LAYER1_N8, H100)
-    assert fused_pair.pair_config(LAYER1_N8, H100) == picked
+    picked = model.choose(SMALL, registry.candidates(SMALL, H100, "backward"), H100).candidate
+    assert picked.family == "backward_grouped_flat"
+    assert fused_pair.pair_config(SMALL, H100) == picked.config
+    assert fused.pair_config(LAYER3D, H100) is not None
+    assert fused_pair.pair_config(LAYER3D, H100) is None
+    fused_pair.CONFIGS.clear()
+    monkeypatch.setattr(selection, "_override", RULE)
+    assert fused_pair.pair_config(SMALL, H100) is None
+    assert fused_pair.pair_config(LAYER3D, H100) == fused.rule_config(LAYER3D, H100)
 
 
 def test_a_forced_backward_candidate_runs_on_every_pass(clean_dispatcher):
@@ -111,7 +155,9 @@ def test_a_forced_backward_candidate_runs_on_every_pass(clean_dispatcher):
         assert fused_pair.pair_config(small, H100) == cfg
         with pytest.raises(ValueError, match="cannot run"):
             fused_pair.pair_config(DENSE, H100)
-    assert fused_pair.pair_config(small, H100) is None
+    with force(PAIR):
+        assert fused_pair.pair_config(LAYER1, H100) is None
+    assert fused_pair.pair_config(LAYER1, H100) is not None
 
 
 def test_pair_tensors_and_reference():
@@ -135,9 +181,51 @@ def test_pair_tensors_and_reference():
         autograd.torch_grad(geom, "both", dy, x, w)
 
 
+def test_the_rule_decides_a_pass_from_the_directions_decisions(clean_dispatcher):
+    """Under the rule chooser the "backward" decision, made under the decision cache's
+    lock, makes the dgrad and wgrad decisions it reads (it waited on itself before the
+    lock was reentrant: a bfloat16 training step on the interpreter hung)."""
+    import threading
+
+    from convdispatch.dispatcher import set_chooser
+    from convdispatch.dispatcher.api import decide
+
+    set_chooser("rule")
+    got = []
+    t = threading.Thread(target=lambda: got.append(decide(LAYER1, H100,
+                                                          direction="backward")),
+                         daemon=True)
+    t.start()
+    t.join(timeout=60)
+    assert not t.is_alive(), "the backward decision waits on itself"
+    assert got[0].candidate.family in ("backward_grouped_flat", "backward_pair")
+    assert got[0].candidate.family == ("backward_grouped_flat"
+                                       if fused_pair.rule_fuses(LAYER1, H100)
+                                       else "backward_pair")
+
+
+def test_the_pair_candidate_runs_the_two_directions(clean_dispatcher):
+    """``backward_pair`` through the sweep's path (the interpreter: its only candidate
+    there) gives torch's (dX, dW), into its own outputs, not the fused kernel's."""
+    from convdispatch.dispatcher.launch import run_grad_candidate
+    from convdispatch.validation.inputs import make_grad_output, make_inputs, tolerance
+
+    geom = ConvGeometry(n=1, c=32, k=32, g=4, h=6, w=5, r=3, s=3, pad=(0, 1, 1), **CL)
+    x, w, _ = make_inputs(geom, "cpu", 7)
+    dy = make_grad_output(geom, "cpu", 7)
+    assert registry.candidates(geom, INTERPRETER, "backward") == [PAIR]
+    ref = autograd.torch_grad(geom, "backward", dy.float(), x.float(), w.float())
+    got = run_grad_candidate(PAIR, "backward", dy, x, w, geom)
+    assert isinstance(got, tuple) and len(got) == 2
+    assert got[0].shape == x.shape and got[1].shape == w.shape
+    assert rel_err(tuple(t.float() for t in got), ref) < tolerance(geom.dtype)
+    assert fused_pair.pair_config(geom, INTERPRETER) is None
+
+
 def test_fake_sweep_of_the_direction(tmp_path):
-    """`convdispatch sweep --direction backward` measures only the fused family, on the
-    problems it takes, counting a pass as two convs' work."""
+    """`convdispatch sweep --direction backward` measures the fused kernel's configs and
+    the pair, on the problems the fused kernel takes, counting a pass as two convs'
+    work."""
     from convdispatch.data.problems import load_problems
     from convdispatch.validation.backends import FakeBackend
     from convdispatch.validation.sweep import run_sweep
@@ -147,7 +235,8 @@ def test_fake_sweep_of_the_direction(tmp_path):
     run_sweep(problems, out, backend=FakeBackend(direction="backward"), quiet=True,
               command=["test"])
     df = pd.read_csv(out)
-    assert set(df["family"]) == {"backward_grouped_flat"}
+    assert set(df["family"]) == {"backward_grouped_flat", "backward_pair"}
+    assert (df[df["family"] == "backward_pair"].groupby("problem_id").size() == 1).all()
     assert df["problem_id"].str.contains("conv2").all()  # the grouped 3x3s only
     row = df[df["ok"] == 1].iloc[0]
     geom = ConvGeometry.from_row(row)
@@ -177,7 +266,7 @@ def backward_model(tmp_path_factory):
 def test_a_backward_model_records_and_enforces_its_direction(backward_model):
     schema = json.loads((backward_model / "schema.json").read_text())
     assert schema["direction"] == "backward"
-    assert schema["families"] == ["backward_grouped_flat"]
+    assert schema["families"] == ["backward_grouped_flat", "backward_pair"]
     model = load_model(backward_model)
     ranked = model.rank(LAYER1, registry.candidates(LAYER1, H100, "backward"), H100)
     assert ranked and all(np.isfinite(s) for _, s in ranked)
@@ -195,14 +284,15 @@ def test_the_shipped_backward_model(clean_dispatcher):
         warnings.simplefilter("error")
         chooser = selection.chooser_for(H100, "backward")
     assert chooser.identity == f"model-{model.identity}"
-    ex = explain(LAYER1_N8, gpu="h100", direction="backward")
+    # batch 1: the model fuses where the rule's gate kept the two kernels
+    ex = explain(SMALL, gpu="h100", direction="backward")
     assert ex.chooser == "model" and ex.candidate.family == "backward_grouped_flat"
-    assert ex.candidate.config != fused.rule_config(LAYER1_N8, H100)
     assert ex.pair.startswith("a backward pass needing dX and dW runs both in one kernel")
     assert f"backward_grouped_flat:{ex.candidate.config}" in explain(
-        LAYER1_N8, gpu="h100", direction="wgrad").pair
+        SMALL, gpu="h100", direction="wgrad").pair
     # a geometry whose passes keep the two kernels says so
-    assert "does not run it" in explain(SMALL, gpu="h100", direction="backward").pair
+    ex = explain(LAYER3D, gpu="h100", direction="backward")
+    assert ex.candidate == PAIR and "runs the dgrad and wgrad choices" in ex.pair
 
 
 def test_bad_uses_say_what_is_wrong(clean_dispatcher):

@@ -7,6 +7,7 @@ directions' choices are the flat-grid kernels. tests/test_gpu_fused_backward.py 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from pathlib import Path
 
@@ -38,52 +39,60 @@ def cfg_of(positions: int, split: int) -> Config:
 
 
 def _fused_emulation(geom: ConvGeometry, positions: int, x, w, dy):
-    """The kernel's arithmetic in torch (float64), from ``item_consts``: an item's X phase
-    images and dY's image (from AMAX - A0 rows above, BMAX columns left); each phase of dX
-    on the item's owned grid rows, from dY's run D0 - (shift) positions in for each tap of
-    the phase; dW from dY's positions at Y0 (those past ROWS rows masked, 16-position
+    """The kernel's arithmetic in torch (float64; 5D tensors), from ``item_consts``: an
+    item (image, input depth slice, tile of rows) holds X's phase images of its slice and,
+    for each depth tap that meets the slice, dY's image of the output depth it meets it at
+    (from AMAX - A0 rows above, BMAX columns left); each phase of dX on the item's owned
+    grid rows, from dY's run D0 - (shift) positions in for each tap of the phase and of
+    those depth taps; dW from dY's positions at Y0 (those past ROWS rows masked, 16-position
     chunks past them not read) against each tap's phase at its shift. Every pixel of dX
     is written by exactly one (item, phase, position)."""
     c = fused.item_consts(geom, positions)
     wp, rows, p = c["WP"], c["ROWS"], c["P"]
-    _, sth, stw = geom.stride
-    _, dlh, dlw = geom.dilation
+    std, sth, stw = geom.stride
+    dld, dlh, dlw = geom.dilation
+    od_count = geom.out_spatial[0]
     live = rows * wp
     chunked = -(-live // 16) * 16
     d0 = c["AMAX"] * wp + c["BMAX"]
     y0 = d0 - c["A0"] * wp
     cg, kg = geom.cg, geom.kg
-    dx = torch.full((geom.n, geom.c, geom.h, geom.w), float("nan"), dtype=torch.float64)
-    writes = torch.zeros(geom.n, geom.h, geom.w, dtype=torch.int64)
-    dw = torch.zeros(geom.k, cg, geom.r, geom.s, dtype=torch.float64)
+    dx = torch.full(x.shape, float("nan"), dtype=torch.float64)
+    writes = torch.zeros(geom.n, geom.d, geom.h, geom.w, dtype=torch.int64)
+    dw = torch.zeros(w.shape, dtype=torch.float64)
     m = torch.arange(p)
-    for n in range(geom.n):
-        for tile in range(c["TILES_H"]):
-            oh0 = tile * rows
-            xph = {(rho, sig): flat_image(x, n, oh0, geom.pad[1], geom.pad[2], sth, stw, rho, sig,
-                                      c["XNEED"], c)
-                   for rho in range(sth) for sig in range(stw)}
-            yimg = flat_image(dy, n, oh0, c["AMAX"] - c["A0"], c["BMAX"], 1, 1, 0, 0, c["YNEED"],
-                          c)
+    for n, di, tile in itertools.product(range(geom.n), range(geom.d), range(c["TILES_H"])):
+        oh0 = tile * rows
+        xph = {(rho, sig): flat_image(x[:, :, di], n, oh0, geom.pad[1], geom.pad[2], sth,
+                                      stw, rho, sig, c["XNEED"], c)
+               for rho in range(sth) for sig in range(stw)}
+        accs = {ph: torch.zeros(p, geom.c, dtype=torch.float64) for ph in xph}
+        for td in range(geom.t):
+            num = di + geom.pad[0] - td * dld
+            if num < 0 or num % std or num // std >= od_count:
+                continue  # no output depth meets this slice at depth tap td
+            yimg = flat_image(dy[:, :, num // std], n, oh0, c["AMAX"] - c["A0"], c["BMAX"],
+                              1, 1, 0, 0, c["YNEED"], c)
             ydw = yimg[y0:y0 + chunked].clone()
             ydw[live:] = 0.0
-            accs = {ph: torch.zeros(p, geom.c, dtype=torch.float64) for ph in xph}
-            for r in range(geom.r):
-                for s in range(geom.s):
-                    ph = (r * dlh % sth, s * dlw % stw)
-                    shift = (r * dlh // sth) * wp + s * dlw // stw
-                    for grp in range(geom.g):
-                        ks, cs = slice(grp * kg, grp * kg + kg), slice(grp * cg, grp * cg + cg)
-                        accs[ph][:, cs] += yimg[d0 - shift:d0 - shift + p, ks] @ w[ks, :, r, s]
-                        dw[ks, :, r, s] += ydw[:, ks].T @ xph[ph][shift:shift + chunked, cs]
-            for (rho, sig), acc in accs.items():
-                h = (oh0 + c["A0"] + m // wp) * sth + rho - geom.pad[1]
-                col = (m % wp) * stw + sig - geom.pad[2]
-                keep = (m // wp < rows) & (h >= 0) & (h < geom.h) & (col >= 0) & (col < geom.w)
-                dx[n, :, h[keep], col[keep]] = acc[keep].T
-                writes[n, h[keep], col[keep]] += 1
+            for r, s_ in itertools.product(range(geom.r), range(geom.s)):
+                ph = (r * dlh % sth, s_ * dlw % stw)
+                shift = (r * dlh // sth) * wp + s_ * dlw // stw
+                for grp in range(geom.g):
+                    ks, cs = slice(grp * kg, grp * kg + kg), slice(grp * cg, grp * cg + cg)
+                    accs[ph][:, cs] += yimg[d0 - shift:d0 - shift + p, ks] @ w[ks, :, td, r, s_]
+                    dw[ks, :, td, r, s_] += ydw[:, ks].T @ xph[ph][shift:shift + chunked, cs]
+        for (rho, sig), acc in accs.items():
+            h = (oh0 + c["A0"] + m // wp) * sth + rho - geom.pad[1]
+            col = (m % wp) * stw + sig - geom.pad[2]
+            keep = (m // wp < rows) & (h >= 0) & (h < geom.h) & (col >= 0) & (col < geom.w)
+            dx[n, :, di, h[keep], col[keep]] = acc[keep].T
+            writes[n, di, h[keep], col[keep]] += 1
     assert bool((writes == 1).all()), "a pixel of dX written twice or never"
     return dx, dw
+
+
+G3 = dict(dims=3, t=3, r=3, s=3)
 
 
 @pytest.mark.parametrize("geom", [
@@ -102,25 +111,32 @@ def _fused_emulation(geom: ConvGeometry, positions: int, x, w, dy):
       pad_hi=(0, 0, 2)),
     G(n=1, c=16, k=16, g=4, h=17, w=15, r=3, s=3, stride=(1, 2, 2), pad=(0, 2, 2),
       dilation=(1, 2, 2)),
+    G(n=2, c=16, k=16, g=4, d=4, h=7, w=7, pad=(1, 1, 1), **G3),
+    G(n=1, c=16, k=32, g=4, d=5, h=9, w=8, stride=(2, 2, 2), pad=(1, 1, 1), **G3),
+    G(n=1, c=16, k=16, g=2, d=6, h=7, w=9, pad=(2, 1, 1), dilation=(2, 1, 1), **G3),
+    G(n=1, c=16, k=16, g=4, d=3, h=8, w=8, stride=(2, 1, 1), pad=(0, 1, 1), **G3),
+    G(n=1, c=16, k=16, g=4, d=3, h=9, w=9, t=1, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+      dims=3),
 ], ids=["7x7", "c_ne_k", "3x1-dilated", "wide-dilated", "14x14-balanced", "s2-even",
         "s2-odd", "1x1-s2", "s2x3-dilated", "valid", "s2-asymmetric-pads",
-        "s2-dilated-first-row-owned"])
+        "s2-dilated-first-row-owned", "3d", "3d-s2", "3d-depth-dilated",
+        "3d-depth-s2-valid", "3d-1x3x3-s2"])
 @pytest.mark.parametrize("positions", [64, 128])
 def test_flat_layout_reproduces_both_gradients(geom, positions):
-    """Items, owned rows, the phase images, dY's image and its runs, the masked rows
-    give torch's dX and dW, every pixel of dX written once."""
+    """Items, owned rows, depth slices, the phase images, dY's images and their runs, the
+    masked rows give torch's dX and dW, every pixel of dX written once."""
     if fused.supports(geom) is not None or flat_consts(geom, positions)["WP"] > positions:
         pytest.skip(fused.supports(geom) or "no row fits")
     torch.manual_seed(0)
-    x = torch.randn(geom.n, geom.c, geom.h, geom.w, dtype=torch.float64)
-    w = torch.randn(geom.k, geom.cg, geom.r, geom.s, dtype=torch.float64)
-    dy = torch.randn(geom.n, geom.k, *geom.out_spatial[1:], dtype=torch.float64)
+    x = torch.randn(geom.n, geom.c, geom.d, geom.h, geom.w, dtype=torch.float64)
+    w = torch.randn(geom.k, geom.cg, geom.t, geom.r, geom.s, dtype=torch.float64)
+    dy = torch.randn(geom.n, geom.k, *geom.out_spatial, dtype=torch.float64)
     # torch's gradients through an explicit (possibly asymmetric) pad
     xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
-    pads = (geom.pad[2], geom.pads_hi[2], geom.pad[1], geom.pads_hi[1])
-    y = torch.nn.functional.conv2d(torch.nn.functional.pad(xg, pads), wg,
-                                   stride=geom.stride[1:], dilation=geom.dilation[1:],
-                                   groups=geom.g)
+    pads = (geom.pad[2], geom.pads_hi[2], geom.pad[1], geom.pads_hi[1], geom.pad[0],
+            geom.pads_hi[0])
+    y = torch.nn.functional.conv3d(torch.nn.functional.pad(xg, pads), wg, stride=geom.stride,
+                                   dilation=geom.dilation, groups=geom.g)
     assert y.shape == dy.shape
     ref_dx, ref_dw = torch.autograd.grad(y, (xg, wg), dy)
     dx, dw = _fused_emulation(geom, positions, x, w, dy)
@@ -134,6 +150,10 @@ COMPILE_CASES = [
      cfg_of(256, 1)),
     (G(n=2, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
      cfg_of(128, 16)),
+    # ResNeXt3D-50's layer1.0 and (strided) layer2.0 at batch 8
+    (G(n=8, c=128, k=128, g=32, d=8, h=28, w=28, pad=(1, 1, 1), **G3), cfg_of(128, 32)),
+    (G(n=8, c=256, k=256, g=32, d=8, h=28, w=28, stride=(2, 2, 2), pad=(1, 1, 1), **G3),
+     cfg_of(64, 1)),
 ]
 
 
@@ -141,16 +161,12 @@ def ptx_sm90(case: int) -> tuple[str, int]:
     """PTX and shared memory of COMPILE_CASES[case] (in a process without the interpreter:
     ``_CHILD``)."""
     geom, cfg = COMPILE_CASES[case]
-    c = fused.item_consts(geom, cfg["BLOCK_M"])
-    cons = dict(CG=geom.cg, KG=geom.kg, GPT=square_pack_gpt(geom, cfg["BLOCK_N"]), R=geom.r,
-                S=geom.s, **{k: c[k] for k in fused.KERNEL_CONSTS}, BLOCK=cfg["BLOCK_N"],
-                STH=geom.stride[1], STW=geom.stride[2], DLH=geom.dilation[1],
-                DLW=geom.dilation[2], SPLIT=cfg["SPLIT_K"] > 1, NEXT=True)
+    cons = dict(fused.constexprs(geom, cfg), SPLIT=cfg["SPLIT_K"] > 1, NEXT=True)
     el = {"float16": "*fp16", "bfloat16": "*bf16"}[geom.dtype]
     pointers = {"dy_ptr": el, "x_ptr": el, "w_ptr": el, "dx_ptr": el, "dw_ptr": el,
                 "ws_ptr": "*fp32"}
-    aligned = (*pointers, "syn", "syh", "syw", "sxn", "sxh", "sxw", "CTOT", "KTOT",
-               "WS_STRIDE")
+    aligned = (*pointers, "syn", "syd", "syh", "syw", "sxn", "sxd", "sxh", "sxw", "CTOT",
+               "KTOT", "WS_STRIDE")
     return gluon_ptx_sm90(fused.backward_grouped_flat_kernel, pointers, cons, aligned,
                           cfg["num_warps"])
 
@@ -166,11 +182,13 @@ print(shared)
 
 
 @pytest.mark.parametrize("case", range(len(COMPILE_CASES)),
-                         ids=["cg4", "cg16-7rows", "cg6-3x1-bf16-unsplit", "cg8-s2"])
+                         ids=["cg4", "cg16-7rows", "cg6-3x1-bf16-unsplit", "cg8-s2", "3d-cg4",
+                              "3d-cg8-s2-unsplit"])
 def test_kernel_compiles_for_sm90(case, tmp_path):
     """The kernel compiles for sm_90 with the shared memory ``smem_bytes`` counts, cp.async
     copies of 16 bytes (8 where packs start on 8), and one mma for each of dX's tiles a
-    tap and each of dW's 16-position chunks up to the item's rows a tap (none past them)."""
+    tap and each of dW's 16-position chunks up to the item's rows a tap (none past them),
+    every depth tap's in 3D."""
     geom, cfg = COMPILE_CASES[case]
     out = tmp_path / "kernel.ptx"
     smem = int(run_without_interpreter(_CHILD, str(Path(__file__).parent), str(case), str(out),
@@ -179,7 +197,7 @@ def test_kernel_compiles_for_sm90(case, tmp_path):
     c = fused.item_consts(geom, cfg["BLOCK_M"])
     bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
     assert smem == fused.smem_bytes(geom, cfg)
-    taps = geom.r * geom.s
+    taps = geom.t * geom.r * geom.s  # in 3D each depth tap's behind a branch
     dgrad = taps * (c["P"] // (16 * nw)) * (bn // 8) * (bn // 16)
     wgrad = -(-c["ROWS"] * c["WP"] // 16) * taps * (bn // 16) * (bn // 8 // nw)
     assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx)) == 2 * (dgrad + wgrad)
@@ -194,7 +212,8 @@ def test_kernel_compiles_for_sm90(case, tmp_path):
     (G(n=1, c=64, k=64, g=16, h=8, w=8, r=1, s=1, pad=(0, 1, 1)), "past the filter's reach"),
     (G(n=1, c=64, k=64, g=16, h=8, w=8, r=5, s=5, pad=(0, 2, 2)), "taps"),
     (G(n=1, c=256, k=256, g=8, h=7, w=7, r=3, s=3, pad=(0, 1, 1)), "groups of 32"),
-    (G(n=1, c=64, k=64, g=16, d=4, h=8, w=8, t=3, r=3, s=3, pad=(1, 1, 1), dims=3), "2D"),
+    (G(n=1, c=64, k=64, g=16, d=8, h=8, w=8, t=5, r=3, s=3, pad=(2, 1, 1), dims=3),
+     "more than the 27 taps"),
     (dataclasses.replace(LAYER2, layout="contiguous"), "channels_last"),
     (dataclasses.replace(LAYER2, dtype="float32"), ""),
 ])
@@ -294,40 +313,47 @@ def test_launch_binds_every_argument(monkeypatch):
 PICKED = cfg_of(256, 8)
 
 
-def _decided(families: dict):
+def _decided(families: dict, backward: Candidate | None = None):
     """A ``decide`` stand-in choosing ``families[direction]`` (the "backward" direction:
-    PICKED)."""
+    ``backward``, by default PICKED)."""
     def decide(geom, dev, chooser=None, direction="forward"):
         if direction == "backward":
-            return Decision(Candidate("backward_grouped_flat", PICKED), "picked", "stand-in")
+            return Decision(backward or Candidate("backward_grouped_flat", PICKED), "picked",
+                            "stand-in")
         return Decision(Candidate(families[direction], Config()), "picked", "stand-in")
     return decide
 
 
-def test_pair_config_only_where_wgrad_chooses_the_flat_kernel(monkeypatch):
-    """The pass fuses where wgrad chooses the flat kernel and the rule's config fills the
-    SMs; its config is the "backward" direction's choice."""
+def test_pair_config_is_the_backward_directions_choice(monkeypatch):
+    """A pass fuses where the "backward" direction chooses a fused config (whatever the
+    other directions choose), with that config; not where it chooses the pair; the rule's
+    answer (``rule_fuses``) is where wgrad chooses the flat kernel and the rule's config
+    fills the SMs."""
     from convdispatch.dispatcher import api, settings
 
     monkeypatch.setattr(fused_pair, "CONFIGS", {})
     flat = {"dgrad": "dgrad_grouped_packed", "wgrad": fused_pair.WGRAD}
-    monkeypatch.setattr(api, "decide", _decided(flat))
-    assert fused.pair_config(LAYER1, H100) not in (None, PICKED)
+    monkeypatch.setattr(api, "decide", _decided(dict(flat, wgrad="wgrad_grouped_halo")))
     assert fused_pair.pair_config(LAYER1, H100) == PICKED
     assert f"backward_grouped_flat:{PICKED}" in fused_pair.describe(LAYER1, H100)
-    # too few programs for the SMs (batch 1): the two kernels, whatever the choices
-    small = dataclasses.replace(LAYER1, n=1)
-    assert fused.pair_config(small, H100) is None
-    assert fused_pair.pair_config(small, H100) is None
-    # cached per geometry and device until the choices are forgotten
-    monkeypatch.setattr(api, "decide", _decided(dict(flat, wgrad="wgrad_grouped_halo")))
-    assert fused_pair.pair_config(LAYER1, H100) is not None
+    assert not fused_pair.rule_fuses(LAYER1, H100)
+    monkeypatch.setattr(api, "decide", _decided(flat))
+    assert fused_pair.rule_fuses(LAYER1, H100)
+    # too few programs for the SMs (batch 1)
+    assert not fused_pair.rule_fuses(dataclasses.replace(LAYER1, n=1), H100)
+    # the pair: the two kernels; cached per geometry and device until the choices are
+    # forgotten
+    monkeypatch.setattr(api, "decide", _decided(flat, Candidate(fused_pair.PAIR, Config())))
+    assert fused_pair.pair_config(LAYER1, H100) == PICKED
     api.clear_cache()
     assert fused_pair.pair_config(LAYER1, H100) is None
     assert fused_pair.describe(LAYER1, H100) is None
+    # a geometry the fused kernel does not take never asks
+    layer4 = G(n=32, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1))
+    assert fused_pair.pair_config(layer4, H100) is None
     monkeypatch.setattr(api, "decide", _decided(flat))
     api.clear_cache()
-    assert fused_pair.pair_config(LAYER1, H100) is not None  # cached from here on
+    assert fused_pair.pair_config(LAYER1, H100) == PICKED
     monkeypatch.setattr(fused_pair, "FUSE", False)
     assert fused_pair.pair_config(LAYER1, H100) is None
     monkeypatch.setattr(fused_pair, "FUSE", True)

@@ -368,9 +368,9 @@ def test_forward_steps_sum_every_depth_tap_once(geom, items):
 
 
 def test_3d_takes_the_flat_families_only():
-    """The flat-grid families take 3D grouped convs (a 3x3x3 filter: nine taps a plane);
-    the other Gluon grouped kernels (the halo wgrad, the fused backward) stay 2D; items
-    are slices' rows, and the wgrad grid has a program a depth tap's plane."""
+    """The flat-grid families and the fused backward kernel take 3D grouped convs (a 3x3x3
+    filter: nine taps a plane); the halo wgrad stays 2D; items are slices' rows, and the
+    wgrad grid has a program a depth tap's plane (the fused kernel's, one for all)."""
     from convdispatch.dispatcher import registry
     from convdispatch.kernels import backward_grouped_flat
 
@@ -378,7 +378,11 @@ def test_3d_takes_the_flat_families_only():
     for name in ("grouped_flat", "dgrad_grouped_flat", "wgrad_grouped_flat"):
         assert registry.family(name).candidates(geom, H100), name
     assert "2D" in registry.family("wgrad_grouped_halo").rejects(geom)
-    assert "2D" in backward_grouped_flat.supports(geom)
+    assert backward_grouped_flat.supports(geom) is None
+    fused = registry.family("backward_grouped_flat")
+    bcfg = fused.candidates(geom, H100)[0].config
+    assert fused.grid(geom, bcfg).mult == backward_grouped_flat.packs(geom)
+    assert fused.grid(geom, bcfg).k_steps == backward_grouped_flat.items(geom, bcfg)
     cfg = FWD.candidates(geom, H100)[0].config
     rows = flat_consts(geom, cfg["BLOCK_M"])["ROWS"]
     assert FWD.items(geom, cfg) == 2 * 4 * -(-14 // rows)

@@ -37,6 +37,18 @@ CASES = {
                                         **CL),
     "cg6_3x1_bf16": ConvGeometry(n=3, c=96, k=96, g=16, h=20, w=20, r=3, s=1, pad=(0, 1, 0),
                                  dtype="bfloat16", layout="channels_last"),
+    "3d_cg4": ConvGeometry(n=2, c=128, k=128, g=32, d=4, h=14, w=14, t=3, r=3, s=3,
+                           pad=(1, 1, 1), dims=3, **CL),
+    "3d_cg8_s2": ConvGeometry(n=2, c=256, k=256, g=32, d=8, h=28, w=28, t=3, r=3, s=3,
+                              stride=(2, 2, 2), pad=(1, 1, 1), dims=3, **CL),
+    "3d_cg16_s2_odd": ConvGeometry(n=2, c=256, k=256, g=16, d=5, h=15, w=13, t=3, r=3, s=3,
+                                   stride=(2, 2, 2), pad=(1, 1, 1), dims=3, **CL),
+    "3d_cg8_depth_dilated": ConvGeometry(n=2, c=64, k=128, g=8, d=6, h=11, w=9, t=3, r=3,
+                                         s=3, pad=(2, 1, 1), dilation=(2, 1, 1), dims=3,
+                                         **CL),
+    "3d_cg8_1x3x3_bf16": ConvGeometry(n=2, c=64, k=64, g=8, d=3, h=16, w=16, t=1, r=3, s=3,
+                                      pad=(0, 1, 1), dims=3, dtype="bfloat16",
+                                      layout="channels_last"),
 }
 
 
@@ -79,12 +91,13 @@ def test_fused_configs_match_torch(case):
             _check(geom, dy, x, w, dx, dw)
 
 
-def test_gradients_fused_eager_replayed_captured(monkeypatch):
+@pytest.mark.parametrize("case", ["cg4_56x56", "3d_cg8_s2"])
+def test_gradients_fused_eager_replayed_captured(monkeypatch, case):
     """``autograd.gradients`` through the fused kernel: eager, replayed from its recorded
     plan, and captured in a CUDA graph, each equal bit for bit to a direct launch."""
-    geom = CASES["cg4_56x56"]
+    geom = CASES[case]
     dev = spec_of("cuda")
-    cfg = fused.pair_config(geom, dev)
+    cfg = fused.rule_config(geom, dev)
     monkeypatch.setattr(fused_pair, "pair_config", lambda g, d: cfg)
     x, w, _ = make_inputs(geom, "cuda", 5)
     dy = make_grad_output(geom, "cuda", 5)

@@ -132,7 +132,7 @@ def grad_fn(cand: Candidate | None, direction: str, dy: torch.Tensor, x: torch.T
         return lambda: torch_grad(geom, direction, dy, x, w)
     launch_mod.run_grad_candidate(cand, direction, dy, x, w, geom, out=out)
     if direction == "backward":
-        return lambda: fused_pair.run(geom, cand.config, dy, x, w, out=out)
+        return lambda: fused_pair.run_candidate(geom, cand, dy, x, w, out=out)
     return lambda: launch_mod.launch_grad(cand, geom, dy, x=x, w=w, out=out)
 
 

@@ -1,8 +1,11 @@
 """End-to-end training check: a small ResNeXt-style network trained with convdispatch's
 convolutions (forward, dgrad, wgrad) against the same network on torch's, from the same
-initial weights and batches.
+initial weights and batches. In bfloat16 (weights, activations and gradients; both sides)
+the grouped 3x3s' backward passes are the "backward" direction's choice: the fused kernel
+or the two directions' kernels.
 
     python -m convdispatch.validation.train_check --out DIR [--steps 30] [--device cuda]
+        [--dtype float32|bfloat16]
 
 Writes loss.csv (both loss curves), train.md and env.json. The curves match when the
 largest relative gap between the two losses stays at the level of float rounding
@@ -56,12 +59,27 @@ def train(model: nn.Module, batches, steps: int, lr: float) -> tuple[list[float]
     t0 = time.perf_counter()
     for step in range(steps):
         x, y = batches[step % len(batches)]
-        loss = nn.functional.cross_entropy(model(x), y)
+        # In float32 whatever the model's dtype: a bfloat16 loss hides gaps below 2**-8.
+        loss = nn.functional.cross_entropy(model(x).float(), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         losses.append(float(loss))
     return losses, time.perf_counter() - t0
+
+
+def _backward_passes() -> str:
+    """The geometries whose backward passes asked ``fused_pair`` (the fused kernel takes
+    16-bit only), each with the fused config it ran or the two directions' kernels."""
+    from ..dispatcher import fused_pair
+    from ..kernels import backward_grouped_flat
+
+    lines = [f"- n={g.n} c={g.c} k={g.k} groups={g.g} {g.h}x{g.w} stride {g.stride[1]} "
+             f"{g.dtype}: " + (f"backward_grouped_flat:{cfg}" if cfg is not None
+                               else "the dgrad and wgrad choices (backward_pair)")
+             for (g, _dev), cfg in fused_pair.CONFIGS.items()
+             if backward_grouped_flat.supports(g) is None]
+    return "\n".join(lines) or "- none"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,14 +90,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
     a = ap.parse_args(argv)
     dev = torch.device(a.device)
+    dtype = getattr(torch, a.dtype)
     torch.manual_seed(0)
     fmt = torch.channels_last
-    ref = small_resnext().to(dev).to(memory_format=fmt)
+    ref = small_resnext().to(dev, dtype).to(memory_format=fmt)
     ours = replace_convs(copy.deepcopy(ref))
     gen = torch.Generator().manual_seed(1)
-    batches = [(torch.randn(a.batch, 3, a.size, a.size, generator=gen).to(dev).contiguous(
+    batches = [(torch.randn(a.batch, 3, a.size, a.size, generator=gen).to(dev, dtype).contiguous(
                     memory_format=fmt),
                 torch.randint(0, 10, (a.batch,), generator=gen).to(dev)) for _ in range(4)]
     # One untimed step each compiles kernels and picks cuDNN algorithms.
@@ -88,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     ref_loss, ref_s = train(ref, batches, a.steps, a.lr)
     our_loss, our_s = train(ours, batches, a.steps, a.lr)
     gaps = [abs(o - r) / max(abs(r), 1e-12) for o, r in zip(our_loss, ref_loss)]
+    passes = _backward_passes()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "loss.csv", "w") as f:
@@ -101,19 +122,21 @@ def main(argv: list[str] | None = None) -> int:
                command="python -m convdispatch.validation.train_check "
                        + " ".join(sys.argv[1:] if argv is None else argv),
                date=time.strftime("%Y-%m-%d %H:%M:%S %Z"), steps=a.steps, batch=a.batch,
-               size=a.size, allow_tf32=torch.backends.cudnn.allow_tf32)
+               size=a.size, dtype=a.dtype, allow_tf32=torch.backends.cudnn.allow_tf32)
     (out / "env.json").write_text(json.dumps(env, indent=1))
     md = (f"# Training check: small ResNeXt-style network, {a.steps} SGD steps\n\n"
           f"Device: {env['device']}; torch {env['torch']}, triton {env['triton']}; "
           f"{env['date']}. Command: `{env['command']}`\n\n"
-          f"float32, channels_last, batch {a.batch} of 3x{a.size}x{a.size}, TF32 "
+          f"{a.dtype}, channels_last, batch {a.batch} of 3x{a.size}x{a.size}, TF32 "
           f"{'on' if env['allow_tf32'] else 'off'} on both sides.\n\n"
           f"| | torch (cuDNN) | convdispatch |\n|---|---|---|\n"
           f"| first loss | {ref_loss[0]:.6f} | {our_loss[0]:.6f} |\n"
           f"| last loss | {ref_loss[-1]:.6f} | {our_loss[-1]:.6f} |\n"
           f"| wall s for {a.steps} steps (eager) | {ref_s:.3f} | {our_s:.3f} |\n\n"
           f"Largest relative loss gap over the run: {max(gaps):.2e} (step "
-          f"{gaps.index(max(gaps))}); mean {sum(gaps) / len(gaps):.2e}.\n")
+          f"{gaps.index(max(gaps))}); mean {sum(gaps) / len(gaps):.2e}.\n\n"
+          f"Backward passes of convdispatch's grouped layers that the fused kernel could "
+          f"take, and what they ran (``fused_pair``):\n\n{passes}\n")
     (out / "train.md").write_text(md)
     print(md)
     return 0
