@@ -20,9 +20,11 @@ ROOT = HERE.parents[2]
 SWEEP = ROOT / "data" / "sweeps" / "h100" / "bwd_backward.csv"
 MODEL = ROOT / "models" / "h100" / "backward"
 PREVIOUS = ROOT / "validation" / "results" / "backward_direction_h100"
-# Call 222's runs of one backward pass (the model deciding whether passes fuse).
-RUNS = ["bwd_full_grouped6_1", "bwd_full_grouped6_2", "bwd_full_issue2", "bwd_full_issue6",
-        "bwd_full_grouped6_3", "bwd_full_grouped6_4", "bwd_full_grouped6_5"]
+# Calls 222 and 225's runs of one backward pass (the model deciding whether passes fuse).
+RUNS = [("call222", r) for r in ("bwd_full_grouped6_1", "bwd_full_grouped6_2",
+                                 "bwd_full_issue2", "bwd_full_issue6", "bwd_full_grouped6_3",
+                                 "bwd_full_grouped6_4", "bwd_full_grouped6_5")] + [
+    ("call225", f"bwd_full_grouped6_{i}") for i in range(6, 10)]
 SUITE = {"bwd_full_issue2": "issue-2 suite", "bwd_full_issue6": "issue-6 suite"}
 # The previous session's seven runs of the issue-6 grouped layers (same layers, fusing by
 # the rule's gate).
@@ -47,14 +49,14 @@ def short(pid: str) -> str:
 
 
 def passes() -> list[float]:
-    print("## One backward pass against cuDNN's `convolution_backward` (call 222)\n")
+    print("## One backward pass against cuDNN's `convolution_backward` (calls 222, 225)\n")
     print("Geomean (min) of cuDNN / ours, as `autograd.gradients` runs a pass in a CUDA "
           "graph.\n")
-    print("| run | dense | grouped | depthwise |")
-    print("|---|---|---|---|")
+    print("| call | run | dense | grouped | depthwise |")
+    print("|---|---|---|---|---|")
     grouped = []
-    for run in RUNS:
-        b = bench(HERE / "call222" / run)
+    for call, run in RUNS:
+        b = bench(HERE / call / run)
         cells = []
         for cat in ("dense", "grouped", "depthwise"):
             s = b[b.category == cat]
@@ -63,7 +65,8 @@ def passes() -> list[float]:
             if cat == "grouped" and run != "bwd_full_issue2":
                 grouped.append(gm(sp))
         name = SUITE.get(run, "issue-6 grouped layers")
-        print(f"| {run.replace('bwd_full_', '')} ({name}) | " + " | ".join(cells) + " |")
+        print(f"| {call} | {run.replace('bwd_full_', '')} ({name}) | " + " | ".join(cells)
+              + " |")
     before = [gm((lambda s: s.cudnn_us / s.ours_us)(
         (lambda b: b[b.category == "grouped"])(bench(PREVIOUS / c / r))))
         for c, r in BEFORE]
@@ -78,10 +81,11 @@ def passes() -> list[float]:
 
 def grouped_layers() -> None:
     print("## The issue-6 grouped layers (us)\n")
-    print("`runs`: ours in call 222's six runs (min-max); `before`: call 218's second run, "
+    print("`runs`: ours in the ten runs of calls 222 and 225 (min-max); `before`: call 218's "
+          "second run, "
           "fusing by the rule's gate. `pass`: what the pass ran (the backward model's "
           "choice).\n")
-    frames = [bench(HERE / "call222" / r) for r in RUNS if r != "bwd_full_issue2"]
+    frames = [bench(HERE / c / r) for c, r in RUNS if r != "bwd_full_issue2"]
     frames = [f[f.category == "grouped"].set_index("problem_id") for f in frames]
     old = bench(PREVIOUS / "call218" / "bwd_full_grouped6_2").set_index("problem_id")
     ids = frames[0].index
@@ -165,6 +169,31 @@ def sweep() -> None:
     print()
 
 
+def held_out_3d() -> None:
+    """How much of the 3D choice comes from training on the 3D layers: the shipped model's
+    picks against those of the model trained without them (the reports' per-problem
+    tables, sweep latencies)."""
+    reports = ROOT / "validation" / "reports"
+    held = pd.read_csv(reports / "h100_backward3d_holdout" / "per_problem.csv",
+                       index_col="problem_id")
+    shipped = pd.read_csv(reports / "h100_backward_all" / "per_problem.csv",
+                          index_col="problem_id").loc[held.index]
+    ratio = held.model_us / shipped.model_us
+    print("## The 3D choices in-sample and held out (sweep latencies, us)\n")
+    print("The shipped model trained on ResNeXt3D-50's rows; `h100_backward3d_holdout`'s "
+          "model on the 2D rows only.\n")
+    print("| problem | shipped pick | us | held-out pick | us |")
+    print("|---|---|---|---|---|")
+    for pid in held.index:
+        print(f"| {short(pid)} | {shipped.loc[pid, 'model_choice'].split(';')[0]} | "
+              f"{shipped.loc[pid, 'model_us']:.1f} | "
+              f"{held.loc[pid, 'model_choice'].split(';')[0]} | "
+              f"{held.loc[pid, 'model_us']:.1f} |")
+    print(f"\nHeld-out picks / shipped picks: geomean {gm(ratio):.3f} over {len(ratio)} "
+          "problems, all of them issue-6 grouped layers: on the suite's 21-layer geomean "
+          f"that is a factor {gm(ratio) ** (len(ratio) / 21):.3f}.\n")
+
+
 def main() -> None:
     os.environ.setdefault("TRITON_INTERPRET", "1")
     warnings.simplefilter("ignore")
@@ -172,6 +201,7 @@ def main() -> None:
     passes()
     grouped_layers()
     sweep()
+    held_out_3d()
 
 
 if __name__ == "__main__":
