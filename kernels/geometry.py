@@ -146,6 +146,12 @@ class ConvGeometry:
         return (x + wt + y) * self.elem_bytes
 
     @property
+    def pass_bytes(self) -> int:
+        """Bytes a backward pass needing dX and dW moves if each tensor crosses memory once:
+        dY, X and W read, dX and dW written."""
+        return 2 * self.min_bytes - self.gemm_m * self.k * self.elem_bytes
+
+    @property
     def has_depth(self) -> bool:
         """Whether the depth axis does anything (else kernels skip its index work)."""
         return self.d > 1 or self.t > 1 or self.pad[0] > 0 or self.pads_hi[0] > 0

@@ -241,6 +241,11 @@ def test_fake_sweep_of_the_direction(tmp_path):
     row = df[df["ok"] == 1].iloc[0]
     geom = ConvGeometry.from_row(row)
     assert row["tflops"] == pytest.approx(2 * geom.flops / row["latency_us"] / 1e6, rel=1e-6)
+    # dY, X and W read, dX and dW written: dY once (as bench_backward counts a pass)
+    assert geom.pass_bytes == geom.min_bytes + (geom.n * geom.c * geom.d * geom.h * geom.w
+                                                + geom.k * geom.cg * geom.t * geom.r
+                                                * geom.s) * geom.elem_bytes
+    assert row["gbps"] == pytest.approx(geom.pass_bytes / row["latency_us"] / 1e3, rel=1e-6)
     meta = json.loads(out.with_suffix(".meta.json").read_text())
     assert meta["harness"]["direction"] == "backward"
 

@@ -128,7 +128,7 @@ def measure_full(i: int, p, spec, x, w, dy, rep_ms: int, log) -> dict:
     err = max(rel_err(o, r) for o, r in zip(got, refs))
     cudnn_ms, ours_ms, in_order_ms = pass_times(g, dy, x, w, rep_ms)
     chosen = fused_pair.pass_choice(g, spec)
-    row = timed_row(p, FULL, 2 * g.flops, 2 * g.min_bytes,
+    row = timed_row(p, FULL, 2 * g.flops, g.pass_bytes,
                     decide(g, spec, direction="dgrad").chooser, chosen, err,
                     ours_ms, cudnn_ms, ours_ms, chosen, 1)
     row.update(in_order_us=in_order_ms * 1e3, in_order_speedup_vs_cudnn=cudnn_ms / in_order_ms)

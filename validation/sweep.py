@@ -137,8 +137,7 @@ def _row(problem, cand: Candidate, gpu: str, o1: Outcome, o2: Outcome | None,
         med, p20, p80 = final.latency
         flops, nbytes = geom.flops, geom.min_bytes
         if registry.known(cand.family) and registry.direction_of(cand) == "backward":
-            # dX and dW: two convs' work; dY, X and W read, dX and dW written.
-            flops, nbytes = 2 * flops, 2 * nbytes - geom.gemm_m * geom.k * geom.elem_bytes
+            flops, nbytes = 2 * flops, geom.pass_bytes  # dX and dW: two convs' work
         row.update(latency_us=med, latency_p20_us=p20, latency_p80_us=p80,
                    tflops=flops / med / 1e6, gbps=nbytes / med / 1e3,
                    cuda_graph=int(final.graphed))
