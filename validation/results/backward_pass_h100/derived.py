@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from convdispatch.validation.report import geomean as gm
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[2]
@@ -37,11 +38,6 @@ BEFORE = [("call215", "bwd_full_grouped6"), ("call215", "bwd_full_issue6"),
 def bench(folder: Path) -> pd.DataFrame:
     b = pd.read_csv(folder / "bench.csv")
     return b[b.direction == "full"]
-
-
-def gm(x) -> float:
-    x = np.asarray(x, dtype=float)
-    return float(np.exp(np.log(x).mean())) if len(x) else float("nan")
 
 
 def short(pid: str) -> str:
