@@ -190,12 +190,34 @@ def held_out_3d() -> None:
           f"that is a factor {gm(ratio) ** (len(ratio) / 21):.3f}.\n")
 
 
+def fused_3d_pass() -> None:
+    """Call 220: the fused kernel in 3D with the old rule deciding where passes fuse,
+    against call 218's pass (the 2D layers run the same fused configs in both)."""
+    new = bench(HERE / "call220" / "bwd_full_grouped6").set_index("problem_id")
+    old = bench(PREVIOUS / "call218" / "bwd_full_grouped6_2").set_index("problem_id")
+    print("## The fused kernel in 3D under the old rule (call 220 against call 218, us)\n")
+    print("| layer | call 220 ours | call 218 ours | ratio | call 220 fused |")
+    print("|---|---|---|---|---|")
+    for pid in new.index:
+        fused = "->" in new.loc[pid, "chosen"]
+        print(f"| {short(pid)} | {new.loc[pid, 'ours_us']:.1f} | {old.loc[pid, 'ours_us']:.1f} "
+              f"| {new.loc[pid, 'ours_us'] / old.loc[pid, 'ours_us']:.3f} | "
+              f"{'yes' if fused else 'no'} |")
+    two_d = [p for p in new.index if "resnext3d" not in p]
+    ratio = new.loc[two_d, "ours_us"] / old.loc[two_d, "ours_us"]
+    print(f"\nGrouped pass geomean cuDNN / ours: call 220 "
+          f"{gm(new.cudnn_us / new.ours_us):.3f}, call 218 {gm(old.cudnn_us / old.ours_us):.3f}."
+          f" ResNeXt-50's {len(two_d)} layers: call 220 / call 218 from {ratio.min():.3f} to "
+          f"{ratio.max():.3f}.\n")
+
+
 def main() -> None:
     os.environ.setdefault("TRITON_INTERPRET", "1")
     warnings.simplefilter("ignore")
     print("# Derived tables (made by derived.py)\n")
     passes()
     grouped_layers()
+    fused_3d_pass()
     sweep()
     held_out_3d()
 
