@@ -74,7 +74,7 @@ def packed_kernel(
     TILE_W: tl.constexpr, EVEN_C: tl.constexpr, HAS_DEPTH: tl.constexpr,
     ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
     PREC: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr, L1_VEC: tl.constexpr = 0,
-    TRANSPOSED: tl.constexpr = False,
+    TRANSPOSED: tl.constexpr = False, W_VEC: tl.constexpr = 1,
 ):
     CRUN: tl.constexpr = GPT * CG  # input channels of the tile's groups
     KRUN: tl.constexpr = GPT * KG  # output channels of the tile's groups
@@ -139,7 +139,13 @@ def packed_kernel(
         diag = ((c_rel // CG)[:, None] == k_grp[None, :]) & k_mask[None, :]
         if SPLIT_K > 1:
             diag = diag & (it < it_end)
-        b_ptrs = w_ptr + w_off[None, :] + (c_rel * swc)[:, None]
+        b_offs = w_off[None, :] + (c_rel * swc)[:, None]
+        if W_VEC > 1:
+            # Every column's offset is a multiple of W_VEC (``filter_vector``): the group's
+            # channel run then loads in 16-byte copies, which stride divisibility alone
+            # does not prove where C/G x taps is no multiple of 16 (8 channels a group).
+            b_offs = tl.multiple_of(b_offs, [W_VEC, 1])
+        b_ptrs = w_ptr + b_offs
         b = tl.load(b_ptrs, mask=diag, other=0.0)
         if UPCAST:
             a = a.to(tl.float32)
@@ -173,6 +179,25 @@ def filter_columns(k_glob, cols, k_grp, c_first, swk, swc, CG: tl.constexpr,
     if INT64:
         return k_glob.to(tl.int64) * swk - (k_grp * CG).to(tl.int64) * swc
     return k_glob * swk - (k_grp * CG) * swc
+
+
+def filter_vector(call: ConvCall) -> int:
+    """Filter elements every column offset of ``packed_kernel`` is a multiple of, at most
+    16 bytes' worth (1 where the filter's channels are not unit-stride, or read transposed):
+    the largest power of two dividing the column and tap strides and C/G (a column's
+    offset is k * swk - group * C/G + taps). Triton specialises an integer argument as a
+    multiple of 16 or not at all, so C/G = 8 with 27 taps (216) proves nothing."""
+    g = call.geom
+    _, sw = oriented_filter(call)
+    swk, swc, swt, swr, sws = sw
+    if call.transposed_w or swc != 1:
+        return 1
+    terms = [swk, g.cg] + [st for st, taps in ((swt, g.t), (swr, g.r), (sws, g.s))
+                           if taps > 1]
+    vec = 16 // call.x.element_size()
+    while vec > 1 and any(t % vec for t in terms):
+        vec //= 2
+    return vec
 
 
 def groups_per_tile(geom, block_n: int) -> int:
@@ -242,7 +267,8 @@ def launch_packed(call: ConvCall, cfg: Config) -> None:
         ACT=call.activation, HAS_BIAS=call.bias is not None,
         HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
         INT64=needs_int64(call), L1_VEC=8 // call.x.element_size() if cfg.get("L1_TAPS") else 0,
-        TRANSPOSED=call.transposed_w, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+        TRANSPOSED=call.transposed_w, W_VEC=filter_vector(call), num_warps=cfg["num_warps"],
+        num_stages=cfg["num_stages"],
     )
     if split > 1:
         launch_split_reduce(call, ws, split)

@@ -253,7 +253,7 @@ from sass_count import compile_kernel
 from convdispatch.kernels.grouped_packed import packed_kernel
 const = dict(sxc=1, syc=1, src=1, swc=1, CG=8, KG=8, GPT=4, BLOCK_M=128, BLOCK_N=32, BLOCK_K=32,
              TILE_W=16, EVEN_C=True, HAS_DEPTH=False, ACT=0, HAS_BIAS=False, HAS_RES=False,
-             PREC="ieee", UPCAST=False, INT64=False, SPLIT_K=1)
+             PREC="ieee", UPCAST=False, INT64=False, SPLIT_K=1, W_VEC=1)
 print(json.dumps({vec: sorted(set(re.findall(r"cp[.]async[.](c[ag])[.]shared[.]global",
                   compile_kernel(packed_kernel, dict(const, L1_VEC=vec), 4, 3).asm["ptx"])))
                   for vec in (0, 4)}))
@@ -272,6 +272,67 @@ def test_l1_taps_copies_are_cached_in_l1():
     assert json.loads(done.stdout) == {"0": ["cg"], "4": ["ca"]}
     l1 = [c for c in FAMILY.configs if c.get("L1_TAPS")]
     assert l1 and all(c["num_stages"] >= 2 for c in l1)  # unpipelined loads use L1 anyway
+
+
+def _call(geom: ConvGeometry, **kw):
+    from convdispatch.dispatcher.launch import as5d
+    from convdispatch.kernels.base import ConvCall
+
+    x, w, _ = tensors_for(geom, bias=False)
+    out = poisoned_out(geom, x)
+    return ConvCall(x=as5d(x, geom.dims), w=as5d(w, geom.dims), out=as5d(out, geom.dims),
+                    bias=None, residual=None, geom=geom, **kw)
+
+
+def test_filter_vector_divides_every_column_offset():
+    """W_VEC: 8 channels a group of 27 taps (offsets k * 216 + taps * 8) are 16-byte runs
+    in float16 though no stride is a multiple of 16; 4 channels a group are 8-byte ones;
+    none where channels are not unit-stride or the filter is read transposed (dgrad)."""
+    res3d = G(n=1, c=64, k=64, g=8, d=3, h=4, w=4, t=3, r=3, s=3, pad=(1, 1, 1), dims=3,
+              dtype="float16")
+    assert gp.filter_vector(_call(res3d)) == 8
+    assert gp.filter_vector(_call(dataclasses.replace(res3d, dtype="float32"))) == 4
+    assert gp.filter_vector(_call(dataclasses.replace(res3d, c=32, k=32))) == 4  # 4 a group
+    assert gp.filter_vector(_call(dataclasses.replace(res3d, layout="contiguous"))) == 1
+    assert gp.filter_vector(_call(res3d, transposed_w=True)) == 1
+    flipped = _call(res3d, flip_taps=True)  # negative tap strides divide as well
+    assert gp.filter_vector(flipped) == 8
+    odd = G(n=1, c=24, k=24, g=4, h=5, w=5, r=3, s=3, pad=(0, 1, 1), dtype="float16")
+    assert gp.filter_vector(_call(odd)) == 2  # 6 channels a group
+
+
+_PTX_FILTER_LOADS = """
+import json, re, sys
+sys.path.insert(0, sys.argv[1])
+from sass_count import compile_kernel
+from convdispatch.kernels.grouped_packed import packed_kernel
+# ResNeXt3D-50 layer2's specialisation: C/G = 8, 27 taps; the filter strides (216, 72, 24,
+# 8) are runtime integers no multiple of 16, so Triton proves nothing of them.
+const = dict(sxc=1, syc=1, src=1, swc=1, CG=8, KG=8, GPT=4, BLOCK_M=128, BLOCK_N=32,
+             BLOCK_K=32, TILE_W=0, EVEN_C=True, HAS_DEPTH=True, ACT=0, HAS_BIAS=False,
+             HAS_RES=False, PREC="ieee", UPCAST=False, INT64=False, SPLIT_K=1, L1_VEC=0,
+             TRANSPOSED=False)
+out = {}
+for vec in (1, 8):
+    ptx = compile_kernel(packed_kernel, dict(const, W_VEC=vec), 4, 3).asm["ptx"]
+    out[vec] = {"b16_loads": len(re.findall(r"ld[.]global[.]b16", ptx)),
+                "copies": len(re.findall(r"cp[.]async[.]cg[.]shared[.]global", ptx))}
+print(json.dumps(out))
+"""
+
+
+def test_filter_runs_load_as_16_byte_copies():
+    """With W_VEC=8 the block-diagonal filter tile of 8 channels a group loads in pipelined
+    16-byte copies; without it, in 2-byte loads outside the pipeline (compiled for sm_90
+    in a process without the interpreter, no GPU needed)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    gpu_dir = Path(__file__).parents[1] / "validation" / "gpu"
+    done = subprocess.run([sys.executable, "-c", _PTX_FILTER_LOADS, str(gpu_dir)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout)
+    assert got["1"]["b16_loads"] > 0 and got["8"]["b16_loads"] == 0, got
+    assert got["8"]["copies"] > got["1"]["copies"], got
 
 
 def test_forced_config_too_narrow_raises():
