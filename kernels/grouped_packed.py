@@ -181,14 +181,14 @@ def filter_columns(k_glob, cols, k_grp, c_first, swk, swc, CG: tl.constexpr,
     return k_glob * swk - (k_grp * CG) * swc
 
 
-def filter_vector(call: ConvCall) -> int:
+def filter_vector(call: ConvCall, sw: tuple) -> int:
     """Filter elements every column offset of ``packed_kernel`` is a multiple of, at most
-    16 bytes' worth (1 where the filter's channels are not unit-stride, or read transposed):
-    the largest power of two dividing the column and tap strides and C/G (a column's
-    offset is k * swk - group * C/G + taps). Triton specialises an integer argument as a
-    multiple of 16 or not at all, so C/G = 8 with 27 taps (216) proves nothing."""
+    16 bytes' worth (1 where the filter's channels are not unit-stride, or read transposed),
+    for the filter strides ``sw`` the launch passes (``oriented_filter``'s): the largest
+    power of two dividing the column and tap strides and C/G (a column's offset is
+    k * swk - group * C/G + taps). Triton specialises an integer argument as a multiple of
+    16 or not at all, so C/G = 8 with 27 taps (216) proves nothing."""
     g = call.geom
-    _, sw = oriented_filter(call)
     swk, swc, swt, swr, sws = sw
     if call.transposed_w or swc != 1:
         return 1
@@ -267,7 +267,7 @@ def launch_packed(call: ConvCall, cfg: Config) -> None:
         ACT=call.activation, HAS_BIAS=call.bias is not None,
         HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
         INT64=needs_int64(call), L1_VEC=8 // call.x.element_size() if cfg.get("L1_TAPS") else 0,
-        TRANSPOSED=call.transposed_w, W_VEC=filter_vector(call), num_warps=cfg["num_warps"],
+        TRANSPOSED=call.transposed_w, W_VEC=filter_vector(call, sw), num_warps=cfg["num_warps"],
         num_stages=cfg["num_stages"],
     )
     if split > 1:
