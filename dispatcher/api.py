@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..kernels.base import Candidate
+from ..kernels.dead_taps import trim_dead_taps
 from ..kernels.device import DeviceSpec, interpreter_enabled, spec_of
 from ..kernels.geometry import ConvGeometry
 from . import args as argcheck
@@ -88,7 +89,9 @@ def decide(geom: ConvGeometry, device: DeviceSpec, chooser=None,
         cands = registry.candidates(geom, device, direction)
         if not cands and direction != "forward":
             raise RuntimeError(f"no kernel family supports {geom.describe()} ({direction})")
-        return chooser.choose(geom, cands, device)
+        # The forward kernel runs the geometry without its dead taps (``launch``).
+        return chooser.choose(trim_dead_taps(geom) if direction == "forward" else geom, cands,
+                              device)
 
     return CACHE.get_or_make(key, choose)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..kernels.base import DIRECTIONS, Candidate
+from ..kernels.dead_taps import trim_dead_taps
 from ..kernels.device import DeviceSpec, interpreter_enabled, lookup, spec_of
 from ..kernels.geometry import ConvGeometry
 from . import args as argcheck
@@ -31,6 +32,9 @@ class Explanation:
     # For dgrad and wgrad: what a backward pass needing both runs instead (``fused_pair``);
     # for backward: that, or that a pass of this geometry does not run the fused kernel.
     pair: str | None = None
+    # Forward: the filter window the kernel runs where taps that read only padding are
+    # dropped (``kernels/dead_taps.py``), else None.
+    live_taps: str | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -39,6 +43,7 @@ class Explanation:
             "candidate": self.candidate.id if self.candidate else None,
             "reason": self.reason, "fallback": self.fallback, "score_unit": self.score_unit,
             "ranked": [(c.id, s) for c, s in self.ranked], "pair": self.pair,
+            "live_taps": self.live_taps,
         }
 
     def __str__(self) -> str:
@@ -52,6 +57,8 @@ class Explanation:
                   f"ranked   : {len(self.ranked)} feasible candidates ({self.score_unit})"]
         if self.pair:
             lines.insert(-1, f"pair     : {self.pair}")
+        if self.live_taps:
+            lines.insert(1, f"taps     : {self.live_taps}")
         for i, (c, s) in enumerate(self.ranked[:10]):
             lines.append(f"  {i + 1:>3}. {s:12.4g}  {c.id}")
         return "\n".join(lines)
@@ -112,4 +119,19 @@ def explain(input: torch.Tensor | ConvGeometry, weight: torch.Tensor | None = No
             pair = ("a backward pass of this geometry runs the dgrad and wgrad choices "
                     "(backward_pair, or no fused kernel for it: dispatcher/fused_pair.py)")
     return Explanation(geom, device, dec.chooser, dec.candidate, dec.reason, list(dec.ranked),
-                       dec.model, dec.score_unit, pair=pair)
+                       dec.model, dec.score_unit, pair=pair,
+                       live_taps=live_taps_note(geom) if direction == "forward" else None)
+
+
+def live_taps_note(geom: ConvGeometry) -> str | None:
+    """What the forward kernel runs where some taps read only padding, else None."""
+    live = trim_dead_taps(geom)
+    if live == geom:
+        return None
+    lead = 3 - geom.dims
+
+    def window(g: ConvGeometry) -> str:
+        return "x".join(map(str, (g.t, g.r, g.s)[lead:]))
+
+    return (f"a {window(geom)} filter runs as {window(live)}: its other taps read only "
+            f"padding (padding {live.pad[lead:]} low, {live.pads_hi[lead:]} high)")

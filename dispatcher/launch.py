@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..kernels.base import ACTIVATIONS, Candidate, ConvCall, GradCall
+from ..kernels.dead_taps import live_filter, trim_dead_taps
 from ..kernels.geometry import ConvGeometry
 from ..kernels.launcher import Plan, Recorder
 from . import registry
@@ -36,17 +37,21 @@ def launch(cand: Candidate, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor
            residual: torch.Tensor | None = None, record: bool = False) -> Plan | None:
     """Run ``cand`` writing ``out`` (batched tensors of the geometry's rank).
 
-    With ``record`` the launches are also returned as a Plan (see ``_run``) that later
-    calls of the same signature replay with their own tensors.
+    The kernel computes ``geom`` without the taps that read only padding
+    (``trim_dead_taps``), reading the view of ``w`` that holds the others. With ``record``
+    the launches are also returned as a Plan (see ``_run``) that later calls of the same
+    signature replay with their own tensors (the filter's view is rebound to their ``w``).
     """
     if out.numel() == 0:
         return None
+    w5 = as5d(w, geom.dims)
+    live = trim_dead_taps(geom)
     call = ConvCall(
-        x=as5d(x, geom.dims), w=as5d(w, geom.dims), out=as5d(out, geom.dims), bias=bias,
-        residual=as5d(residual, geom.dims), geom=geom, activation=ACTIVATIONS[activation],
+        x=as5d(x, geom.dims), w=live_filter(w5, geom), out=as5d(out, geom.dims), bias=bias,
+        residual=as5d(residual, geom.dims), geom=live, activation=ACTIVATIONS[activation],
         allow_tf32=torch.backends.cudnn.allow_tf32,
     )
-    return _run(cand, call, record, {"x": call.x, "w": call.w, "out": call.out,
+    return _run(cand, call, record, {"x": call.x, "w": w5, "out": call.out,
                                      "bias": call.bias, "residual": call.residual})
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..kernels.base import DIRECTIONS, Candidate, Config, KernelFamily
+from ..kernels.dead_taps import trim_dead_taps
 from ..kernels.device import DeviceSpec
 from ..kernels.families import FAMILIES
 from ..kernels.geometry import ConvGeometry
@@ -27,7 +28,10 @@ def family(name: str) -> KernelFamily:
 def candidates(geom: ConvGeometry, device: DeviceSpec,
                direction: str = "forward") -> list[Candidate]:
     """Every feasible (family, config) of ``direction`` for a geometry on a device, in
-    registry order."""
+    registry order. A forward call runs without its taps that read only padding
+    (``trim_dead_taps``), so its candidates are those of that geometry."""
+    if direction == "forward":
+        geom = trim_dead_taps(geom)
     out: list[Candidate] = []
     for fam in families(direction):
         out.extend(fam.candidates(geom, device))
@@ -51,6 +55,8 @@ def check_candidate(geom: ConvGeometry, cand: Candidate, device: DeviceSpec,
         raise ValueError(f"{cand.family!r} computes {fam.direction}, not {direction}")
     if cand.config not in fam.configs:
         raise ValueError(f"config {cand.config} is not in the space of family {fam.name!r}")
+    if fam.direction == "forward":
+        geom = trim_dead_taps(geom)
     why = fam.runnable(geom, cand.config, device)
     if why is not None:
         raise ValueError(f"{cand.id} cannot run {geom.describe()}: {why}")

@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..kernels.base import DIRECTIONS, Candidate, Config
+from ..kernels.dead_taps import trim_dead_taps
 from ..kernels.device import DeviceSpec
 from ..kernels.families import FAMILIES
 from ..kernels.geometry import DTYPES, ConvGeometry
@@ -239,6 +240,8 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     if not isinstance(device, DeviceSpec):
         raise TypeError(f"device must be a DeviceSpec, got {type(device).__name__}")
     tab = candidate_table(candidates)
+    if len(candidates) and FAMILY_DIRECTION[candidates[0].family] == "forward":
+        geom = trim_dead_taps(geom)  # the geometry a forward kernel runs (dispatcher.launch)
     out = np.empty((tab.shape[0], N_FEATURES), dtype=np.float64)
     out[:, :_N_GEOM] = geometry_vector(geom, device)
     d = _N_GEOM + _N_FAM + _N_KNOB

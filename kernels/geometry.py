@@ -203,7 +203,10 @@ class ConvGeometry:
         sp = f"{self.d}x{self.h}x{self.w}" if self.dims == 3 else f"{self.h}x{self.w}"
         fl = f"{self.t}x{self.r}x{self.s}" if self.dims == 3 else f"{self.r}x{self.s}"
         st = self.stride if self.dims == 3 else self.stride[1:]
-        pd = self.pad if self.dims == 3 else self.pad[1:]
-        return (f"N={self.n} C={self.c} {sp} -> K={self.k} {fl} stride={st} pad={pd}"
+        lead = 3 - self.dims
+        pd = f"pad={self.pad[lead:]}"
+        if self.pad_hi is not None:
+            pd += f" pad_hi={self.pad_hi[lead:]}"
+        return (f"N={self.n} C={self.c} {sp} -> K={self.k} {fl} stride={st} {pd}"
                 f"{' dil=' + str(self.dilation[3 - self.dims:]) if max(self.dilation) > 1 else ''}"
                 f"{' groups=' + str(self.g) if self.g > 1 else ''} {self.dtype} {self.layout}")

@@ -10,7 +10,9 @@ program copies an item's input once into shared memory as stride-phase images
 each tap is one mma of the [P, BLOCK] run of rows at the tap's flat shift with that tile,
 accumulated in registers; the epilogue (bias, residual, activation) stores the
 positions that are output pixels. A program walks two or more items (the filter tiles
-load once), the next item's copies in flight while this one's mmas run.
+load once), the next item's copies in flight while this one's mmas run. 2D tiles 16
+channels wide keep every tap's filter tile in registers for all the items
+(``filter_in_registers``) instead of reading it from shared memory each item.
 
 In 3D an item is ROWS output rows of one output depth slice, and a program steps through
 its depth taps: each step copies the input slice that depth tap reads (zeros where that
@@ -97,6 +99,27 @@ if HAVE_GLUON:
         return acc
 
     @gluon.jit
+    def _filter_regs(w_smem, TAPS: gl.constexpr, B_L: gl.constexpr):
+        """Every tap's filter tile as an mma operand in registers (tuple index = tap)."""
+        bs = ()
+        for t in gl.static_range(TAPS):
+            bs = bs + (w_smem.index(t).permute((1, 0)).load(B_L),)
+        return bs
+
+    @gluon.jit
+    def _taps_regs(acc, x_units, bs, BUF: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
+                   P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, NPH: gl.constexpr,
+                   STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr,
+                   DLW: gl.constexpr, BLOCK: gl.constexpr, XT: gl.constexpr,
+                   A_L: gl.constexpr):
+        """``_taps`` with the filter tiles already in registers (``_filter_regs``)."""
+        for t in gl.static_range(R * S):
+            a = tap_rows(x_units, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
+                         XT).load(A_L)
+            acc = mma_v2(a, bs[t], acc)
+        return acc
+
+    @gluon.jit
     def _epilogue(acc, item, end, pack, out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr,
                   srn, src, srd, srh, srw, K, OD, OH, OW, TILES_H, KG: gl.constexpr,
                   GPT: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
@@ -139,7 +162,7 @@ if HAVE_GLUON:
         NPH: gl.constexpr, BLOCK: gl.constexpr, STD: gl.constexpr, STH: gl.constexpr,
         STW: gl.constexpr, DLD: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
         DEPTH: gl.constexpr, ACT: gl.constexpr, HAS_BIAS: gl.constexpr,
-        HAS_RES: gl.constexpr, TRANSPOSED: gl.constexpr,
+        HAS_RES: gl.constexpr, TRANSPOSED: gl.constexpr, B_REGS: gl.constexpr = False,
     ):
         NW: gl.constexpr = gl.num_warps()
         LX: gl.constexpr = copy_layout(BLOCK, NW)
@@ -170,6 +193,11 @@ if HAVE_GLUON:
         for plane in gl.static_range(T):
             filter_tiles(w_smem, plane * R * S, w_ptr + plane * swt, pack, K, swk, swc, swr,
                          sws, KG, CG, GPT, R, S, BLOCK, TRANSPOSED, LX)
+        if B_REGS:
+            # Loaded once a program, not once an item: the shared-memory reads of the
+            # filter tiles were a fifth to a third of an item's (2 warps reading each).
+            gl.thread_barrier()
+            bs = _filter_regs(w_smem, R * S, B_L)
         # A step is one depth tap of an item (T of them an item, summed in ``acc``); two
         # steps an iteration, one a buffer, so every shared-memory offset is constant.
         acc = gl.zeros([P, BLOCK], gl.float32, MMA)
@@ -183,8 +211,12 @@ if HAVE_GLUON:
                        LX)
                 cp.wait_group(1)
                 gl.thread_barrier()
-                acc = _taps(acc, x_units, w_smem, td * (R * S), buf, R, S, P, WP, XP, NPH,
-                            STH, STW, DLH, DLW, BLOCK, XT, A_L, B_L)
+                if B_REGS:
+                    acc = _taps_regs(acc, x_units, bs, buf, R, S, P, WP, XP, NPH, STH, STW,
+                                     DLH, DLW, BLOCK, XT, A_L)
+                else:
+                    acc = _taps(acc, x_units, w_smem, td * (R * S), buf, R, S, P, WP, XP,
+                                NPH, STH, STW, DLH, DLW, BLOCK, XT, A_L, B_L)
                 # The next copies overwrite the buffer just read.
                 gl.thread_barrier()
                 if td == T - 1:
@@ -199,7 +231,9 @@ if HAVE_GLUON:
 # Filter taps the kernel unrolls (each a [BLOCK, BLOCK] tile in shared memory).
 MAX_FLAT_TAPS = 9
 # (BLOCK_N, num_warps): the mma warps split the positions in sixteens; ITEMS a program
-# walks (its filter tiles load once, its items alternate buffers in pairs).
+# walks (its filter tiles load once, its items alternate buffers in pairs). 16 items were
+# swept (call 239) and left out: the fastest config on 27 of 45 problems, but the model's
+# suite choices no faster (validation/results/dead_taps_h100/).
 FLAT_TILES = ((16, 2), (16, 4), (32, 2), (32, 4))
 FLAT_ITEMS = (2, 4, 8)
 
@@ -275,4 +309,14 @@ class GroupedFlatFamily(KernelFamily):
             STH=g.stride[1], STW=g.stride[2], DLD=g.dilation[0], DLH=g.dilation[1],
             DLW=g.dilation[2], DEPTH=g.dims == 3, ACT=call.activation,
             HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
-            TRANSPOSED=call.transposed_w, num_warps=cfg["num_warps"], **c)
+            TRANSPOSED=call.transposed_w,
+            # (The dgrad twin keeps the loads its sweep rows measured.)
+            B_REGS=filter_in_registers(g, bn) and not call.transposed_w,
+            num_warps=cfg["num_warps"], **c)
+
+
+def filter_in_registers(geom, block: int) -> bool:
+    """Whether a program holds its filter tiles in registers for all its items: 2D tiles 16
+    channels wide (9 taps of a 3x3 filter: 36 registers a thread; 32-wide tiles would take
+    144, a 3D filter's 27 taps 108)."""
+    return geom.t == 1 and block == 16 and geom.r * geom.s <= MAX_FLAT_TAPS

@@ -15,7 +15,7 @@ from convdispatch.kernels.base import Config
 from convdispatch.kernels.device import INTERPRETER, KNOWN
 from convdispatch.kernels.flat_grid import copy_runs, flat_consts
 from convdispatch.kernels.geometry import ConvGeometry
-from convdispatch.kernels.grouped_flat import GroupedFlatFamily
+from convdispatch.kernels.grouped_flat import GroupedFlatFamily, filter_in_registers
 from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
 from helpers import (
     GLUON_RULE_CASES,
@@ -61,6 +61,7 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
     cons = dict(CG=geom.cg, KG=geom.kg, GPT=FWD.gpt(geom, cfg), **_plane_taps(geom),
                 BLOCK=cfg["BLOCK_N"], ACT=4 if epilogue else 0,
                 HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
+                B_REGS=filter_in_registers(geom, cfg["BLOCK_N"]) and not transposed,
                 **flat_consts(geom, cfg["BLOCK_M"]))
     aligned = (*pointers, "syn", "syd", "syh", "syw", "sxn", "sxd", "sxh", "sxw", "srn",
                "srd", "srh", "srw", "C", "K")
@@ -230,6 +231,12 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     per_tap = cfg["BLOCK_M"] // (16 * nw) * (bn // 8) * (bn // 16)
     assert 2 * geom.r * geom.s * per_tap == len(re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
     assert "ldmatrix" in ptx
+    if bn == 16 and geom.dims == 2:
+        # A's rows each tap of both items; the filter tiles (one ldmatrix a tap) once a
+        # program where they stay in registers (forward), else once an item (dgrad twin).
+        b_loads = 1 if filter_in_registers(geom, bn) and not FORWARD_CASES[case][3] else 2
+        m_tiles = cfg["BLOCK_M"] // (16 * nw)
+        assert len(re.findall(r"ldmatrix", ptx)) == (2 * m_tiles + b_loads) * geom.r * geom.s
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
     assert sizes == {"0x10"}, sizes
 

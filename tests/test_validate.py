@@ -570,9 +570,10 @@ def test_row_compare_reports_old_against_new_rows(tmp_path, capsys):
 
 def test_probe_io_checks_times_and_writes(tmp_path, capsys):
     """probe_io: a probe's candidate is run, compared with the reference by norm and timed;
-    one that raises is printed and skipped; rows become one CSV, no rows an error."""
+    one that raises is printed and skipped; rows become one CSV, no rows an error; rows
+    streamed batch by batch."""
     import torch
-    from convdispatch.validation.probe_io import checked_time, write_rows
+    from convdispatch.validation.probe_io import checked_time, stream_rows, write_rows
 
     class Timer:  # timing.Timer: (median, p20, p80)
         def time(self, fn):
@@ -593,6 +594,17 @@ def test_probe_io_checks_times_and_writes(tmp_path, capsys):
     assert (tmp_path / "r.csv").read_text().splitlines() == ["a,b", "1,2", "3,4"]
     with pytest.raises(ValueError, match="no rows"):
         write_rows(tmp_path / "e.csv", [])
+    # Streamed: each batch is on disk before the next is made (a probe cut short keeps them).
+    path = tmp_path / "s.csv"
+
+    def batches():
+        yield [dict(a=1, b=2)]
+        yield []
+        assert path.read_text().splitlines() == ["a,b", "1,2"]
+        yield [dict(a=3, b=4)]
+
+    stream_rows(path, batches())
+    assert path.read_text().splitlines() == ["a,b", "1,2", "3,4"]
 
 
 def test_backward_bench_summary_keeps_full_passes_apart():

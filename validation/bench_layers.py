@@ -229,6 +229,23 @@ def summary_md(rows: list[dict], env: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def layer_pair_lines(old: dict[str, dict], new: list[dict], category_name: str,
+                     before: str, after: str) -> list[str]:
+    """Markdown rows of two runs' layers of one category (``bench.csv`` rows; ``old`` by
+    problem id): each side's latency and cuDNN time, the new ratio and choice."""
+    out = [f"| layer | {before} ours (us) | {before} cuDNN | {after} ours | {after} cuDNN | "
+           f"{after} x cuDNN | chosen ({after}) |", "|---|---|---|---|---|---|---|"]
+    for r in new:
+        if r["category"] != category_name:
+            continue
+        o = old[r["problem_id"]]
+        out.append(f"| {r['problem_id']} | {float(o['call_us']):.1f} | "
+                   f"{float(o['cudnn_us']):.1f} | {float(r['call_us']):.1f} | "
+                   f"{float(r['cudnn_us']):.1f} | {float(r['speedup_vs_cudnn']):.2f} | "
+                   f"{r['chosen']} |")
+    return out
+
+
 def matmul_peak_tflops(rep_ms: int) -> float:
     """Measured dense bf16 matrix rate (8192^3 product on random data, graph replay)."""
     a, b = (torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16) for _ in range(2))

@@ -4,7 +4,7 @@ candidate without stopping at the first that fails, and writing their rows."""
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 MAX_REL_ERR = 1e-2  # a probe's output within this of the reference (relative, by norm) is ok
@@ -33,6 +33,20 @@ def write_rows(path: str | Path, rows: list[dict]) -> None:
         wr = csv.DictWriter(f, fieldnames=list(rows[0]))
         wr.writeheader()
         wr.writerows(rows)
+
+
+def stream_rows(path: str | Path, batches: Iterable[list[dict]]) -> None:
+    """Write each batch of rows to one CSV as it comes (columns: the first row's keys), so
+    that a probe cut short keeps the rows it finished."""
+    writer = None
+    with open(path, "w", newline="") as f:
+        for rows in batches:
+            for row in rows:
+                if writer is None:
+                    writer = csv.DictWriter(f, fieldnames=list(row))
+                    writer.writeheader()
+                writer.writerow(row)
+            f.flush()
 
 
 def probe_gradients(out_csv: str | Path, direction: str, pids: str,

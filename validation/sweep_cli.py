@@ -76,6 +76,10 @@ def register(subparsers) -> None:
                         "whose kernel changed at a stride only)")
     r.add_argument("--max-spread", type=above_one, default=None, metavar="R",
                    help="also set aside rows whose P80 / P20 latency exceeds R (e.g. 1.5)")
+    r.add_argument("--dead-taps", action="store_true",
+                   help="also set aside the rows of problems whose filter has taps that "
+                        "read only padding (forward sweeps: their kernels now run without "
+                        "those taps)")
     r.add_argument("csvs", nargs="+", type=csv_path, help="sweep CSVs")
     r.set_defaults(func=run_retire_command)
 
@@ -131,15 +135,17 @@ def run_retire_command(args: argparse.Namespace) -> int:
 
     if args.families:
         check_families(args.families, None)
-    if not args.families and args.max_spread is None:
-        raise ValueError("name --families and/or --max-spread: nothing to retire")
+    if not args.families and args.max_spread is None and not args.dead_taps:
+        raise ValueError("name --families, --max-spread and/or --dead-taps: nothing to retire")
     if args.strided_only and not args.families:
         raise ValueError("--strided-only narrows --families: name the families")
     strided = " (strided convolutions)" if args.strided_only else ""
     what = " or ".join(([f"of {','.join(args.families)}{strided}"] if args.families else [])
                        + ([f"with P80/P20 > {args.max_spread:g}"]
-                          if args.max_spread is not None else []))
+                          if args.max_spread is not None else [])
+                       + (["of problems with dead taps"] if args.dead_taps else []))
     for path in args.csvs:
-        moved, side = retire_rows(path, args.families, args.max_spread, args.strided_only)
+        moved, side = retire_rows(path, args.families, args.max_spread, args.strided_only,
+                                  args.dead_taps)
         print(f"{path}: {moved} rows {what} moved to {side}")
     return 0

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..kernels.dead_taps import has_dead_taps
+from ..kernels.geometry import ConvGeometry
 from .sweep_schema import COLUMNS, KEY_COLUMNS, STATUSES
 
 FIELDNAMES = list(COLUMNS)
@@ -190,11 +192,13 @@ def append_rows(path: str | os.PathLike, rows: Iterable[Mapping]) -> int:
 
 def retire_rows(path: str | os.PathLike, families: Iterable[str] = (),
                 max_spread: float | None = None,
-                strided_only: bool = False) -> tuple[int, Path]:
+                strided_only: bool = False, dead_taps: bool = False) -> tuple[int, Path]:
     """Move rows that must be measured again from a sweep CSV to ``<name>.retired.csv``
     beside it: those of ``families`` (whose kernel changed; with ``strided_only``, only
-    their rows of strided convolutions) and, with ``max_spread``, those whose timing was
-    disturbed (P80 / P20 latency above it). Returns (rows moved,
+    their rows of strided convolutions), with ``max_spread`` those whose timing was
+    disturbed (P80 / P20 latency above it), and with ``dead_taps`` those of problems whose
+    filter has taps that read only padding (a forward kernel now runs them without
+    those taps: ``kernels/dead_taps.py``). Returns (rows moved,
     that file). The kept lines stay byte for byte; the CSV is replaced atomically after
     the moved rows are safely appended, so a kill loses no row."""
     p = Path(path)
@@ -206,6 +210,11 @@ def retire_rows(path: str | os.PathLike, families: Iterable[str] = (),
     if max_spread is not None:
         spread = df["latency_p80_us"] / df["latency_p20_us"]
         pick |= spread.gt(max_spread).fillna(False)
+    if dead_taps:
+        firsts = df.drop_duplicates("problem_id")
+        trimmed = {row.problem_id for row in firsts.itertuples()
+                   if has_dead_taps(ConvGeometry.from_row(row._asdict()))}
+        pick |= df["problem_id"].isin(trimmed)
     with open(p, newline="") as f:
         lines = f.readlines()
     if len(lines) - 1 != len(df):

@@ -17,7 +17,6 @@ median (``bench_layers.bench_graph``); every output checked against cuDNN's.
 
 from __future__ import annotations
 
-import csv
 import sys
 
 import torch
@@ -30,6 +29,7 @@ from convdispatch.validation.bench_layers import (
     make_tensors,
     suite_problems,
 )
+from convdispatch.validation.probe_io import stream_rows
 
 REP_MS = 5
 
@@ -98,15 +98,7 @@ def main() -> None:
     out = sys.argv[1]
     dtype = sys.argv[2] if len(sys.argv) > 2 else "float16"
     problems = [p for p in suite_problems("issue6", dtype) if category(p) == "grouped"]
-    writer = None
-    with open(out, "w", newline="") as f:  # row by row: a run cut short keeps its rows
-        for i, p in enumerate(problems):
-            for row in measure(p, i):
-                if writer is None:
-                    writer = csv.DictWriter(f, fieldnames=list(row))
-                    writer.writeheader()
-                writer.writerow(row)
-                f.flush()
+    stream_rows(out, (measure(p, i) for i, p in enumerate(problems)))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ import gzip
 from collections import defaultdict
 from pathlib import Path
 
+from convdispatch.kernels.dead_taps import has_dead_taps
+from convdispatch.kernels.geometry import ConvGeometry
+from convdispatch.validation.bench_layers import layer_pair_lines
 from convdispatch.validation.report import geomean
 
 HERE = Path(__file__).parent
@@ -25,13 +28,17 @@ def read(path: Path) -> list[dict]:
 
 def sweep_table() -> list[str]:
     """Per problem, the fastest grouped_packed config before call 229 and after (the same
-    configs on both sides), by channels a group."""
+    configs on both sides), by channels a group. The problems with dead taps take the rows
+    call 234 set aside (``../dead_taps_h100/``): it measured them again without those taps."""
     before = {(r["csv"], r["problem_id"], r["config"]): float(r["latency_us"])
               for r in read(HERE / "before_call229_grouped_packed.csv.gz")}
     best: dict[tuple, list[float]] = {}
     cg_of = {}
+    set_aside = read(HERE.parent / "dead_taps_h100" / "before_call234_dead_taps.csv.gz")
     for name in ("train", "holdout"):
-        for r in read(SWEEPS / f"{name}.csv"):
+        rows = [r for r in read(SWEEPS / f"{name}.csv")
+                if not has_dead_taps(ConvGeometry.from_row(r))]
+        for r in rows + [r for r in set_aside if r["sweep"] == name]:
             key = (name, r["problem_id"], r["config"])
             if r["family"] != "grouped_packed" or key not in before:
                 continue
@@ -81,17 +88,8 @@ def bench_tables() -> list[str]:
         b = [float(r["speedup_vs_cudnn"]) for r in sel]
         out.append(f"| {cat} | {len(sel)} | {geomean(a):.3f} | {geomean(b):.3f} | "
                    f"{min(a):.2f} | {min(b):.2f} |")
-    out += ["", "Grouped layers, each side's own cuDNN time:", "",
-            "| layer | 207 ours (us) | 207 cuDNN | 231 ours | 231 cuDNN | 231 x cuDNN | "
-            "chosen (231) |", "|---|---|---|---|---|---|---|"]
-    for r in new:
-        if r["category"] != "grouped":
-            continue
-        o = old[r["problem_id"]]
-        out.append(f"| {r['problem_id']} | {float(o['call_us']):.1f} | "
-                   f"{float(o['cudnn_us']):.1f} | {float(r['call_us']):.1f} | "
-                   f"{float(r['cudnn_us']):.1f} | {float(r['speedup_vs_cudnn']):.2f} | "
-                   f"{r['chosen']} |")
+    out += ["", "Grouped layers, each side's own cuDNN time:", ""]
+    out += layer_pair_lines(old, new, "grouped", "207", "231")
     out += ["", "Other runs (each category's geomean vs cuDNN, its min):", "",
             "| run | dtype | dense | grouped | depthwise |", "|---|---|---|---|---|"]
     for call, name in (("call231", "grouped6_bf16"), ("call232", "issue6_bf16"),

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Device call 240 (2026-11-27, thirty-eighth session): the issue-6 suite in float16 and
+# bfloat16 with the forward model retrained on calls 234 and 239's rows (dead taps
+# dropped; grouped_flat's filter tiles in registers and its 16-item configs), and its
+# grouped layers a second time in each dtype.
+source validation/gpu/env.sh
+rm -rf "$RES" && mkdir -p "$RES"
+envinfo | tee "$RES/env.txt"
+trap pack EXIT
+step issue6_fp16 170 python3 -m convdispatch.validation.bench_layers \
+  --suite issue6 --chooser model --rep-ms 5 --out "$RES/issue6_fp16"
+step issue6_bf16 170 python3 -m convdispatch.validation.bench_layers \
+  --suite issue6 --dtype bfloat16 --chooser model --rep-ms 5 --out "$RES/issue6_bf16"
+step grouped6_fp16 60 python3 -m convdispatch.validation.bench_layers --suite issue6 \
+  --chooser model --rep-ms 5 --only '*resnext*conv2*' --out "$RES/grouped6_fp16"
+step grouped6_bf16 60 python3 -m convdispatch.validation.bench_layers \
+  --suite issue6 --dtype bfloat16 --chooser model --rep-ms 5 --only '*resnext*conv2*' \
+  --out "$RES/grouped6_bf16"
