@@ -114,7 +114,7 @@ def unsupported_reason(p: argcheck.ParsedCall) -> str | None:
         return f"dtype {p.x.dtype} has no kernel (float16, bfloat16, float32 do)"
     if p.x.device.type != "cuda" and not interpreter_enabled():
         return f"{p.x.device.type} tensors run on Triton only under TRITON_INTERPRET=1"
-    if not any(f.rejects(p.geom) is None for f in registry.families()):
+    if not any(f.rejects(trim_dead_taps(p.geom)) is None for f in registry.families()):
         return f"no kernel family supports {p.geom.describe()}"
     return None
 
