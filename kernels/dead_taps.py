@@ -32,6 +32,7 @@ def live_tap_range(size: int, taps: int, stride: int, pad_lo: int, pad_hi: int,
     return (live[0], live[-1]) if live else (0, taps - 1)
 
 
+@lru_cache(maxsize=4096)  # read by trim_dead_taps and by live_filter on each launch
 def live_window(geom: ConvGeometry) -> tuple[tuple[int, int], ...]:
     """(first tap, taps kept) along depth, height and width: the taps of each axis from its
     first to its last live one, kept where the smaller padding stays >= 0."""

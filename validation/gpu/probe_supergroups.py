@@ -27,6 +27,7 @@ from convdispatch.validation.bench_layers import (
     category,
     conv_args,
     make_tensors,
+    rel_err,
     suite_problems,
 )
 from convdispatch.validation.probe_io import stream_rows
@@ -48,10 +49,6 @@ def block_diagonal(w: torch.Tensor, groups: int, per: int) -> torch.Tensor:
     return out.reshape(k, per * cg, *taps).contiguous(memory_format=fmt)
 
 
-def rel(a: torch.Tensor, ref: torch.Tensor) -> float:
-    return float((a.float() - ref).norm() / ref.norm())
-
-
 def measure(p, i: int) -> list[dict]:
     g = p.geom
     x, w, b = make_tensors(g, "cuda", seed=i)
@@ -71,7 +68,7 @@ def measure(p, i: int) -> list[dict]:
         wd = block_diagonal(w, g.g, per)
         sup = dict(kw, groups=g.g // per)
         row = dict(base, per=per, flops_factor=per)
-        errs = [rel(tconv(x, wd, b, **sup), ref), rel(ours(x, wd, b, **sup), ref)]
+        errs = [rel_err(tconv(x, wd, b, **sup), ref), rel_err(ours(x, wd, b, **sup), ref)]
         row["cudnn_super_us"] = bench_graph(lambda wd=wd, sup=sup: tconv(x, wd, b, **sup),
                                             REP_MS) * 1e3
         row["ours_super_us"] = bench_graph(lambda wd=wd, sup=sup: ours(x, wd, b, **sup),
@@ -86,7 +83,7 @@ def measure(p, i: int) -> list[dict]:
         def split(xs=xs, ws=ws, bs=bs, dense=dense):
             return [ours(xi, wi, bi, **dense) for xi, wi, bi in zip(xs, ws, bs)]
 
-        errs.append(rel(torch.cat(split(), dim=1), ref))
+        errs.append(rel_err(torch.cat(split(), dim=1), ref))
         row["ours_split_us"] = bench_graph(split, REP_MS) * 1e3
         row["max_rel_err"] = max(errs)
         rows.append({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()})

@@ -32,6 +32,7 @@ from convdispatch.validation.bench_layers import (
     conv_args,
     make_tensors,
     paired_graph_times,
+    rel_err,
     suite_problems,
 )
 from convdispatch.validation.probe_io import stream_rows
@@ -41,10 +42,6 @@ SWEEPS = ("data/sweeps/h100/train.csv", "data/sweeps/h100/holdout.csv")
 RETIRED = ("data/sweeps/h100/train.retired.csv", "data/sweeps/h100/holdout.retired.csv")
 
 
-def rel(a: torch.Tensor, ref: torch.Tensor) -> float:
-    return float((a.float() - ref).norm() / ref.norm())
-
-
 def fastest_candidates(problem_id: str, families: tuple[str, ...], count: int) -> list[str]:
     """The candidates of ``families`` fastest for a problem in the sweep rows, retired or
     live (rows taken before and after the change: this picks what to time)."""
@@ -52,24 +49,22 @@ def fastest_candidates(problem_id: str, families: tuple[str, ...], count: int) -
               for p in RETIRED + SWEEPS]
     df = pd.concat(frames)
     d = df[(df.problem_id == problem_id) & df.family.isin(families) & (df.ok == 1)]
-    ids = d.sort_values("latency_us").family + ":" + d.sort_values("latency_us").config
+    d = d.sort_values("latency_us")
+    ids = d.family + ":" + d.config
     return list(ids.drop_duplicates().head(count))
 
 
 def timed_pair(cand, x, w, b, g, ref, off, on) -> dict:
     """(off, on) graph medians in us of one candidate; ``off`` / ``on`` set the switch."""
     out = torch.empty_like(ref, dtype=x.dtype)
-    times, errs = [], []
-    fns = []
+    errs, fns = [], []
     for switch in (off, on):
         switch()
-        o = run_candidate(cand, x, w, b, g)
-        errs.append(rel(o, ref))
+        errs.append(rel_err(run_candidate(cand, x, w, b, g), ref))
         fns.append(lambda s=switch: (s(), run_candidate(cand, x, w, b, g, out=out)))
-    a, bb = paired_graph_times(*fns, REP_MS)
-    times = [a * 1e3, bb * 1e3]
-    return {"off_us": round(times[0], 3), "on_us": round(times[1], 3),
-            "off_over_on": round(times[0] / times[1], 4), "max_rel_err": max(errs)}
+    off_ms, on_ms = paired_graph_times(*fns, REP_MS)
+    return {"off_us": round(off_ms * 1e3, 3), "on_us": round(on_ms * 1e3, 3),
+            "off_over_on": round(off_ms / on_ms, 4), "max_rel_err": max(errs)}
 
 
 def filter_regs_rows(p, i: int) -> list[dict]:
