@@ -231,11 +231,18 @@ if HAVE_GLUON:
 # Filter taps the kernel unrolls (each a [BLOCK, BLOCK] tile in shared memory).
 MAX_FLAT_TAPS = 9
 # (BLOCK_N, num_warps): the mma warps split the positions in sixteens; ITEMS a program
-# walks (its filter tiles load once, its items alternate buffers in pairs). 16 items were
-# swept (call 239) and left out: the fastest config on 27 of 45 problems, but the model's
-# suite choices no faster (validation/results/dead_taps_h100/).
+# walks (its filter tiles load once, its items alternate buffers in pairs).
 FLAT_TILES = ((16, 2), (16, 4), (32, 2), (32, 4))
+# ITEMS every geometry may take (a program at most a wave; the dgrad twin's only ones).
 FLAT_ITEMS = (2, 4, 8)
+# The fill ladder: a geometry is also offered, for each FILL_LEVELS k, the fewest items a
+# program of FILL_ITEMS that leave at most k programs an SM. Where the programs are more
+# than the SMs hold at once, the last ones run as a second wave on a mostly idle GPU
+# (ResNeXt-50 layer1.0 at batch 32, 128 positions, 2 warps: 8 items, 896 programs for 6
+# an SM, 62.9 us; 20 items, 360 programs, 44.4 us: validation/results/flat_fill_h100/).
+# Even counts only: items go in pairs, so an odd count idles half its last step.
+FILL_ITEMS = (2, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64)
+FILL_LEVELS = (1, 2, 3, 4, 6)
 
 
 class GroupedFlatFamily(KernelFamily):
@@ -249,7 +256,8 @@ class GroupedFlatFamily(KernelFamily):
     int32_offsets = True
     fills_gpu = True
     configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=wp, num_stages=1)
-                    for items in FLAT_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_TILES)
+                    for items in FILL_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_TILES)
+    dgrad_configs = tuple(c for c in configs if c["ITEMS"] in FLAT_ITEMS)
 
     def supports(self, geom) -> str | None:
         return (gluon_grouped_rejects(geom, MAX_FLAT_TAPS, geom.c, depth=True)
@@ -282,11 +290,24 @@ class GroupedFlatFamily(KernelFamily):
             return f"num_warps={cfg['num_warps']} exceeds BLOCK_M={cfg['BLOCK_M']} / 16"
         return super().hard_ok(geom, cfg, device)
 
+    def fill_items(self, geom, cfg: Config, sm_count: int) -> tuple[int, ...]:
+        """The ITEMS of the fill ladder offered to ``cfg``'s tile on ``geom``: for each
+        FILL_LEVELS k, the fewest of FILL_ITEMS that leave at most k programs an SM."""
+        items, packs = self.items(geom, cfg), cdiv(geom.g, self.gpt(geom, cfg))
+        return tuple(sorted({next((i for i in FILL_ITEMS
+                                   if packs * cdiv(items, i) <= k * sm_count), FILL_ITEMS[-1])
+                             for k in FILL_LEVELS}))
+
     def config_ok(self, geom, cfg, device) -> str | None:
         if reason := flat_config_rejects(geom, cfg, FLAT_POSITIONS[0]):
             return reason
         items = cfg["ITEMS"]
-        if items > FLAT_ITEMS[0]:
+        if items not in FLAT_ITEMS:
+            fills = self.fill_items(geom, cfg, device.sm_count)
+            if items not in fills:
+                return (f"ITEMS={items} is not on this geometry's fill ladder {fills} (the "
+                        f"fewest items that leave at most {FILL_LEVELS} programs an SM)")
+        elif items > FLAT_ITEMS[0]:
             programs = self.pixel_tiles(geom, cfg) * cdiv(geom.g, self.gpt(geom, cfg))
             if programs < device.sm_count:
                 return f"ITEMS={items} leaves {programs} programs for {device.sm_count} SMs"

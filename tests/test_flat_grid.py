@@ -504,6 +504,42 @@ def test_forward_items_and_its_dgrad_twin():
     assert "multiples of 16" in twin.rejects(G(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3))
 
 
+def test_fill_ladder_offers_the_fewest_items_for_each_fill():
+    """Beyond 2, 4 and 8 items a program, a tile is offered, for each fill level k, the
+    fewest even items of the ladder that leave at most k programs an SM (call 247: 8 items
+    put ResNeXt-50 layer1.0's 896 programs past the 6 an SM holds); none other, none odd;
+    the dgrad twin keeps 2, 4 and 8."""
+    from convdispatch.dispatcher import registry
+    from convdispatch.heuristics import features as F
+    from convdispatch.kernels.grouped_flat import FILL_ITEMS, FILL_LEVELS, FLAT_ITEMS
+
+    layer1 = G(n=32, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1))
+    cands = FWD.candidates(layer1, H100)
+    tile = Config(BLOCK_M=128, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)
+    assert FWD.items(layer1, tile) == 896 and FWD.gpt(layer1, tile) == 4
+    # 8 packs: k=1 -> 16 pixel tiles of 56 items; 2 -> 33 of 28; 3 -> 49 of 20 (19 is
+    # odd); 4 -> 66 of 14; 6 -> 99 of 10
+    assert FWD.fill_items(layer1, tile, 132) == (10, 14, 20, 28, 56)
+    offered = {c.config["ITEMS"] for c in cands if c.config["BLOCK_M"] == 128}
+    assert offered == {2, 4, 8, 10, 14, 20, 28, 56}
+    assert all(i % 2 == 0 for i in {c.config["ITEMS"] for c in cands})
+    for cand in cands:
+        items = cand.config["ITEMS"]
+        programs = FWD.pixel_tiles(layer1, cand.config) * 8
+        if items not in FLAT_ITEMS:
+            k = min(k for k in FILL_LEVELS if programs <= k * 132 or items == FILL_ITEMS[-1])
+            smaller = [i for i in FILL_ITEMS if i < items]
+            # no smaller ladder value keeps within k an SM
+            assert all(8 * -(-FWD.items(layer1, cand.config) // i) > k * 132 for i in smaller)
+    why = FWD.config_ok(layer1, Config(tile, ITEMS=12), H100)
+    assert "fill ladder (10, 14, 20, 28, 56)" in why
+    X = F.feature_matrix(layer1, cands, H100)
+    programs = X[:, F.FEATURE_NAMES.index("programs")]
+    assert list(programs) == [8 * FWD.pixel_tiles(layer1, c.config) for c in cands]
+    twin = registry.family("dgrad_grouped_flat")
+    assert {c["ITEMS"] for c in twin.configs} == set(FLAT_ITEMS)
+
+
 @pytest.mark.parametrize("family", ["wgrad_grouped_flat", "wgrad_grouped_halo", "grouped_flat",
                                     "dgrad_grouped_flat"])
 def test_launches_bind_every_argument_by_name(family, monkeypatch):

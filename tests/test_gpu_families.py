@@ -42,6 +42,9 @@ FLAT_CASES = {
                           torch.bfloat16, "silu"),
     "cg16_dilated_odd": (ConvGeometry(n=3, c=64, k=96, g=4, h=15, w=19, r=3, s=2,
                                       pad=(0, 2, 1), dilation=(1, 2, 3)), torch.float16, "gelu"),
+    # ResNeXt-50 layer1.0 at batch 32: 896 items of 128 positions, every fill of the ladder
+    "cg4_56x56_fill": (ConvGeometry(n=32, c=128, k=128, g=32, h=56, w=56, r=3, s=3,
+                                    pad=(0, 1, 1)), torch.float16, "relu"),
     "cg8_s3x2": (ConvGeometry(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2),
                               pad=(0, 0, 2), dilation=(1, 2, 1)), torch.float16, "relu6"),
     # 3D: a program sums an item's depth taps (ResNeXt3D-50's layer2.1 and layer2.0 shapes)

@@ -517,19 +517,24 @@ def test_autotune_compare_skips_without_cuda(tmp_path, capsys):
         atc.run_compare([], tmp_path, tmp_path / "a", None)
 
 
-def test_paired_graph_times_alternate_and_take_each_sides_lower_median(monkeypatch):
-    """A stall during one round of either side does not reach the reported time."""
+def test_paired_graph_times_alternate_and_take_each_sides_lowest_median(monkeypatch):
+    """A stall lasting any two adjacent rounds does not reach either side's reported
+    time, and neither side always runs first."""
     from convdispatch.validation import bench_layers
 
-    seen, times = [], {"a": iter([5.0, 1.0]), "b": iter([2.0, 9.0])}
+    order = bench_layers.PAIRED_ORDER
+    assert sorted(order) == list("aaabbb") and order[0] != order[-1]
+    for stalled in range(len(order) - 1):
+        seen = []
 
-    def fake_bench(fn, rep_ms):
-        seen.append(fn())
-        return next(times[seen[-1]])
+        def fake_bench(fn, rep_ms, stalled=stalled, seen=seen):
+            seen.append(fn())
+            slow = len(seen) - 1 in (stalled, stalled + 1)
+            return {"a": 1.0, "b": 2.0}[seen[-1]] * (7.0 if slow else 1.0)
 
-    monkeypatch.setattr(bench_layers, "bench_graph", fake_bench)
-    assert bench_layers.paired_graph_times(lambda: "a", lambda: "b", 10) == (1.0, 2.0)
-    assert seen == ["a", "b", "b", "a"]
+        monkeypatch.setattr(bench_layers, "bench_graph", fake_bench)
+        assert bench_layers.paired_graph_times(lambda: "a", lambda: "b", 10) == (1.0, 2.0)
+        assert "".join(seen) == order
 
 
 def test_row_compare_reports_old_against_new_rows(tmp_path, capsys):

@@ -108,14 +108,22 @@ def bench_graph(fn, rep_ms: int) -> float:
                           return_mode="median"))
 
 
+# The order of paired_graph_times' rounds: each side three times, so that a stall over
+# any two adjacent rounds leaves each side a round it did not reach.
+PAIRED_ORDER = "abbaab"
+
+
 def paired_graph_times(fn_a, fn_b, rep_ms: int) -> tuple[float, float]:
-    """Graph medians (ms) of two calls, each the lower of two rounds taken in the order
-    a, b, b, a: a stall of the machine during one measurement (on the H100, cuDNN
-    timed 7x slow on one of 63 layers: validation/results/issue2_h100/rule_call32_one_round/)
-    then hits neither side's result, and neither side always runs first."""
-    a1, b1 = bench_graph(fn_a, rep_ms), bench_graph(fn_b, rep_ms)
-    b2, a2 = bench_graph(fn_b, rep_ms), bench_graph(fn_a, rep_ms)
-    return min(a1, a2), min(b1, b2)
+    """Graph medians (ms) of two calls, each the lowest of three rounds taken in the order
+    a, b, b, a, a, b: a stall of the machine that lasts two rounds reaches neither side's
+    result (on the H100, cuDNN timed 7x slow on one of 63 layers:
+    validation/results/issue2_h100/rule_call32_one_round/; with two rounds, a, b, b, a,
+    ours took 2-10x its time on 5 of about 5000 layers, both of its adjacent rounds:
+    validation/results/flat_fill_h100/), and neither side always runs first."""
+    times: dict[str, list[float]] = {"a": [], "b": []}
+    for side in PAIRED_ORDER:
+        times[side].append(bench_graph(fn_a if side == "a" else fn_b, rep_ms))
+    return min(times["a"]), min(times["b"])
 
 
 def run(problems: list[Problem], topk: int, rep_ms: int, log) -> list[dict]:
@@ -199,7 +207,8 @@ def ratio_cells(sel: list[dict]) -> str:
 def summary_md(rows: list[dict], env: dict) -> str:
     lines = [f"# Layer benchmark: {env['suite']} ({env['dtype']}, channels_last)", "",
              "Latencies are CUDA-graph replays (device time; cuDNN's and the dispatcher's each "
-             "the lower median of two rounds taken in the order cuDNN, ours, ours, cuDNN); "
+             "the lowest median of three rounds taken in the order cuDNN, ours, ours, cuDNN, "
+             "cuDNN, ours); "
              "eager times, host overhead "
              "included, are in bench.csv. cuDNN runs with torch.backends.cudnn.benchmark=True.",
              "", f"Device: {env['gpu']}; torch {env['torch']}, triton {env['triton']}, "

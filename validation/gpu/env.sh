@@ -18,6 +18,14 @@ step() {
   timeout -s INT "$secs" "$@" > "$RES/$name.log" 2>&1
   echo "== $name rc=$? ($(date -u +%T))"; tail -n 15 "$RES/$name.log"
 }
+# suite NAME SECONDS [DTYPE [GLOB]]: step NAME, the issue-6 layer benchmark under the shipped
+# model into $RES/NAME (DTYPE empty: float16; GLOB: --only).
+suite() {
+  local name=$1 secs=$2 dtype=${3:-} only=${4:-}
+  step "$name" "$secs" python3 -m convdispatch.validation.bench_layers --suite issue6 \
+    ${dtype:+--dtype "$dtype"} --chooser model --rep-ms 5 ${only:+--only "$only"} \
+    --out "$RES/$name"
+}
 # pack: everything under $RES into one archive under $OUT (the device tool returns 8 files).
 pack() { tar czf "${OUT:-/tmp}/results.tgz" -C "$RES" . && ls -la "${OUT:-/tmp}"; }
 # save_sweeps: the sweep CSVs and sidecars into $RES, then pack (an EXIT trap).
