@@ -28,6 +28,7 @@ AFTER = {"float16": (HERE / "call251" / "issue6_fp16", HERE / "call252" / "issue
 RERUNS = {"float16": HERE / "call251" / "grouped6_fp16",
           "bfloat16": HERE / "call251" / "grouped6_bf16"}
 FIRST = {"float16": HERE / "call249" / "issue6_fp16", "bfloat16": HERE / "call249" / "issue6_bf16"}
+WHOLE_FP16 = HERE / "call253" / "issue6_fp16"  # the float16 suite again, in one run
 LEGACY_ITEMS = ("2", "4", "8")
 PEAK_TFLOPS = 800.0  # the suites' measured bf16 matrix peak, rounded (802-805 in calls 249-252)
 
@@ -178,6 +179,28 @@ def suite_tables() -> list[str]:
     return out + tables
 
 
+def whole_run_table() -> list[str]:
+    """Call 253: the float16 suite in one run, same model and harness as calls 251-252."""
+    rows = bench_rows(WHOLE_FP16)
+    old_runs = [{r["problem_id"]: r for r in bench_rows(f)} for f in BEFORE["float16"]
+                if (f / "bench.csv").exists()]
+    out = ["## Call 253: the float16 suite whole, model 605e1d186d09", "",
+           "| category | layers | x cuDNN | min | our time before / after (geomean) |",
+           "|---|---|---|---|---|"]
+    for cat in ("dense", "grouped", "depthwise"):
+        sel = [r for r in rows if r["category"] == cat]
+        ours = [median([float(run[r["problem_id"]]["call_us"]) for run in old_runs
+                        if r["problem_id"] in run]) / float(r["call_us"]) for r in sel]
+        ratios = [float(r["speedup_vs_cudnn"]) for r in sel]
+        out.append(f"| {cat} | {len(sel)} | {geomean(ratios):.3f} | {min(ratios):.2f} | "
+                   f"{geomean(ours):.3f} |")
+    top = max(rows, key=lambda r: float(r["tflops"]))
+    odd = sum(float(r["call_us"]) > 1.8 * float(r["chosen_us"]) for r in rows)
+    out += ["", f"Top rate {float(top['tflops']):.0f} TFLOP/s ({top['problem_id']}); layers "
+            f"whose call took over 1.8x its kernel alone: {odd}."]
+    return out
+
+
 def first_run_table() -> list[str]:
     """Call 249: the first retrain (seed 0, d609bb124e8c), pairing two rounds a side."""
     out = ["## Call 249: model d609bb124e8c (seed 0), two rounds a side", "",
@@ -198,7 +221,7 @@ def first_run_table() -> list[str]:
 
 def main() -> None:
     parts = [["# The fill ladder of grouped_flat (derived by derived.py)"], probe_table(),
-             sweep_table(), suite_tables(), first_run_table()]
+             sweep_table(), suite_tables(), whole_run_table(), first_run_table()]
     (HERE / "derived.md").write_text("\n\n".join("\n".join(p) for p in parts) + "\n")
 
 
