@@ -292,7 +292,8 @@ class GroupedFlatFamily(KernelFamily):
 
     def fill_items(self, geom, cfg: Config, sm_count: int) -> tuple[int, ...]:
         """The ITEMS of the fill ladder offered to ``cfg``'s tile on ``geom``: for each
-        FILL_LEVELS k, the fewest of FILL_ITEMS that leave at most k programs an SM."""
+        FILL_LEVELS k, the fewest of FILL_ITEMS that leave at most k programs an SM (the
+        last of them where none does)."""
         items, packs = self.items(geom, cfg), cdiv(geom.g, self.gpt(geom, cfg))
         return tuple(sorted({next((i for i in FILL_ITEMS
                                    if packs * cdiv(items, i) <= k * sm_count), FILL_ITEMS[-1])
