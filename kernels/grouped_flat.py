@@ -233,10 +233,12 @@ MAX_FLAT_TAPS = 9
 # (BLOCK_N, num_warps): the mma warps split the positions in sixteens; ITEMS a program
 # walks (its filter tiles load once, its items alternate buffers in pairs).
 FLAT_TILES = ((16, 2), (16, 4), (32, 2), (32, 4))
-# ITEMS every geometry may take (a program at most a wave; the dgrad twin's only ones).
+# ITEMS offered to every geometry (4 and 8 only where the programs still cover the SMs);
+# the dgrad twin's only ones.
 FLAT_ITEMS = (2, 4, 8)
 # The fill ladder: a geometry is also offered, for each FILL_LEVELS k, the fewest items a
-# program of FILL_ITEMS that leave at most k programs an SM. Where the programs are more
+# program of FILL_ITEMS that leave at most k programs an SM (a value of FLAT_ITEMS keeps
+# its own rule, so the dgrad twin's candidates do not change). Where the programs are more
 # than the SMs hold at once, the last ones run as a second wave on a mostly idle GPU
 # (ResNeXt-50 layer1.0 at batch 32, 128 positions, 2 warps: 8 items, 896 programs for 6
 # an SM, 62.9 us; 20 items, 360 programs, 44.4 us: validation/results/flat_fill_h100/).
@@ -292,11 +294,14 @@ class GroupedFlatFamily(KernelFamily):
 
     def fill_items(self, geom, cfg: Config, sm_count: int) -> tuple[int, ...]:
         """The ITEMS of the fill ladder offered to ``cfg``'s tile on ``geom``: for each
-        FILL_LEVELS k, the fewest of FILL_ITEMS that leave at most k programs an SM (the
-        last of them where none does)."""
+        FILL_LEVELS k, the fewest of FILL_ITEMS that leave at most k programs an SM; where
+        none does (more packs of groups than k an SM), the fewest that take all of a pack's
+        items in one program (a program steps through ITEMS items, real or not), else the
+        last."""
         items, packs = self.items(geom, cfg), cdiv(geom.g, self.gpt(geom, cfg))
         return tuple(sorted({next((i for i in FILL_ITEMS
-                                   if packs * cdiv(items, i) <= k * sm_count), FILL_ITEMS[-1])
+                                   if packs * cdiv(items, i) <= k * sm_count or i >= items),
+                                  FILL_ITEMS[-1])
                              for k in FILL_LEVELS}))
 
     def config_ok(self, geom, cfg, device) -> str | None:

@@ -517,8 +517,8 @@ def test_fill_ladder_offers_the_fewest_items_for_each_fill():
     cands = FWD.candidates(layer1, H100)
     tile = Config(BLOCK_M=128, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)
     assert FWD.items(layer1, tile) == 896 and FWD.gpt(layer1, tile) == 4
-    # 8 packs: k=1 -> 16 pixel tiles of 56 items; 2 -> 33 of 28; 3 -> 49 of 20 (19 is
-    # odd); 4 -> 66 of 14; 6 -> 99 of 10
+    # 8 packs: k=1 -> at most 16 pixel tiles, so 56 items (16 tiles); k=2 -> at most 33:
+    # 28 (32 tiles); 3 -> 49: 20 (45; 19 would be odd); 4 -> 66: 14 (64); 6 -> 99: 10 (90)
     assert FWD.fill_items(layer1, tile, 132) == (10, 14, 20, 28, 56)
     offered = {c.config["ITEMS"] for c in cands if c.config["BLOCK_M"] == 128}
     assert offered == {2, 4, 8, 10, 14, 20, 28, 56}
@@ -533,6 +533,13 @@ def test_fill_ladder_offers_the_fewest_items_for_each_fill():
             assert all(8 * -(-FWD.items(layer1, cand.config) // i) > k * 132 for i in smaller)
     why = FWD.config_ok(layer1, Config(tile, ITEMS=12), H100)
     assert "fill ladder (10, 14, 20, 28, 56)" in why
+    # More packs than k an SM, few items a pack: the fewest items that take a pack's items
+    # in one program (3 -> 4), not the ladder's last (64 steps, 61 of them idle)
+    wide = G(n=1, c=4096, k=4096, g=1024, h=6, w=6, r=3, s=3, pad=(0, 1, 1))
+    small = Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)
+    assert FWD.items(wide, small) == 1 and FWD.gpt(wide, small) == 4
+    assert FWD.fill_items(wide, small, 132) == (2,)
+    assert {c.config["ITEMS"] for c in FWD.candidates(wide, H100)} <= set(FLAT_ITEMS)
     X = F.feature_matrix(layer1, cands, H100)
     programs = X[:, F.FEATURE_NAMES.index("programs")]
     assert list(programs) == [8 * FWD.pixel_tiles(layer1, c.config) for c in cands]

@@ -31,6 +31,7 @@ from .bench_layers import (
     geomean,
     make_tensors,
     paired_graph_times,
+    paired_order,
     ratio_cells,
     rel_err,
     write_results,
@@ -141,8 +142,8 @@ def measure_full(i: int, p, spec, x, w, dy, rep_ms: int, log) -> dict:
 def summary_md(rows: list[dict], env: dict) -> str:
     lines = [f"# Backward layer benchmark: {env['suite']} ({env['dtype']}, channels_last)", "",
              "Latencies are CUDA-graph replays (device time) of one gradient direction (cuDNN's "
-             "and ours each the lowest median of three rounds, order cuDNN, ours, ours, cuDNN, "
-             "cuDNN, ours); "
+             f"and ours each the lowest median of three rounds, order "
+             f"{paired_order('cuDNN', 'ours')}); "
              "cuDNN is "
              "`torch.ops.aten.convolution_backward` with only that gradient requested, "
              "`torch.backends.cudnn.benchmark=True`.", "",

@@ -113,13 +113,18 @@ def bench_graph(fn, rep_ms: int) -> float:
 PAIRED_ORDER = "abbaab"
 
 
+def paired_order(a: str, b: str) -> str:
+    """PAIRED_ORDER in words, side a named ``a`` and side b ``b``."""
+    return ", ".join(a if side == "a" else b for side in PAIRED_ORDER)
+
+
 def paired_graph_times(fn_a, fn_b, rep_ms: int) -> tuple[float, float]:
     """Graph medians (ms) of two calls, each the lowest of three rounds taken in the order
     a, b, b, a, a, b: a stall of the machine that lasts two rounds reaches neither side's
     result (on the H100, cuDNN timed 7x slow on one of 63 layers:
     validation/results/issue2_h100/rule_call32_one_round/; with two rounds, a, b, b, a,
-    ours took 2-10x its time on 5 of about 5000 layers, both of its adjacent rounds:
-    validation/results/flat_fill_h100/), and neither side always runs first."""
+    ours took 2-10x its time on 4 of about 5000 paired layers, in both of its adjacent
+    rounds: validation/results/flat_fill_h100/), and neither side always runs first."""
     times: dict[str, list[float]] = {"a": [], "b": []}
     for side in PAIRED_ORDER:
         times[side].append(bench_graph(fn_a if side == "a" else fn_b, rep_ms))
@@ -207,8 +212,9 @@ def ratio_cells(sel: list[dict]) -> str:
 def summary_md(rows: list[dict], env: dict) -> str:
     lines = [f"# Layer benchmark: {env['suite']} ({env['dtype']}, channels_last)", "",
              "Latencies are CUDA-graph replays (device time; cuDNN's and the dispatcher's each "
-             "the lowest median of three rounds taken in the order cuDNN, ours, ours, cuDNN, "
-             "cuDNN, ours); "
+             f"the lowest median of three rounds taken in the order "
+             f"{paired_order('cuDNN', 'ours')}; the chosen kernel alone and the other top-k "
+             "candidates: one round each); "
              "eager times, host overhead "
              "included, are in bench.csv. cuDNN runs with torch.backends.cudnn.benchmark=True.",
              "", f"Device: {env['gpu']}; torch {env['torch']}, triton {env['triton']}, "

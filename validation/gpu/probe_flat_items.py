@@ -4,10 +4,11 @@ declared values (2, 4, 8) among them.
 
     python3 validation/gpu/probe_flat_items.py OUT.csv [DTYPE]
 
-ITEMS is a run-time argument of the kernel, so one compile a tile serves every value.
-The grid is (packs, cdiv(items, ITEMS)): ITEMS sets how many programs there are and how
-evenly they fill the SMs. Each row also gives what the compile needs a program (registers
-a thread, shared memory), the programs an SM can hold by them, and the launch's programs.
+ITEMS is a run-time argument of the kernel: one compile a tile serves every value but
+those Triton specialises (1, and multiples of 16, which compile again). The grid is
+(packs, cdiv(items, ITEMS)): ITEMS sets how many programs there are and how evenly they
+fill the SMs. Each row also gives what the ITEMS=2 compile needs a program (registers a
+thread, shared memory), the programs an SM can hold by them, and the launch's programs.
 CUDA-graph replays, L2 flushed, median (``bench_layers.bench_graph``); every tile's
 output checked against cuDNN's in float32 once, at ITEMS=2.
 """

@@ -11,7 +11,8 @@
   ``grouped_gemm`` configs fastest in the sweep, launched on the stored geometry against
   the geometry without those taps (``kernels/dead_taps.py``).
 
-CUDA-graph replays, L2 flushed, median, paired a, b, b, a (``paired_graph_times``); each
+CUDA-graph replays, L2 flushed, median, paired (``paired_graph_times``: a, b, b, a when it
+ran in call 234; three rounds a side since the thirty-ninth session); each
 output checked against cuDNN's in float32.
 """
 
