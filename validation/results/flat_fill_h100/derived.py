@@ -28,7 +28,8 @@ AFTER = {"float16": (HERE / "call251" / "issue6_fp16", HERE / "call252" / "issue
 RERUNS = {"float16": HERE / "call251" / "grouped6_fp16",
           "bfloat16": HERE / "call251" / "grouped6_bf16"}
 FIRST = {"float16": HERE / "call249" / "issue6_fp16", "bfloat16": HERE / "call249" / "issue6_bf16"}
-WHOLE_FP16 = HERE / "call253" / "issue6_fp16"  # the float16 suite again, in one run
+# Each dtype's suite again, whole in one run.
+WHOLE = {"float16": HERE / "call253" / "issue6_fp16", "bfloat16": HERE / "call254" / "issue6_bf16"}
 LEGACY_ITEMS = ("2", "4", "8")
 PEAK_TFLOPS = 800.0  # the suites' measured bf16 matrix peak, rounded (802-805 in calls 249-252)
 
@@ -180,25 +181,29 @@ def suite_tables() -> list[str]:
 
 
 def whole_run_table() -> list[str]:
-    """Call 253: the float16 suite in one run, same model and harness as calls 251-252."""
-    rows = bench_rows(WHOLE_FP16)
-    old_runs = [{r["problem_id"]: r for r in bench_rows(f)} for f in BEFORE["float16"]
-                if (f / "bench.csv").exists()]
-    out = ["## Call 253: the float16 suite whole, model 605e1d186d09", "",
-           "| category | layers | x cuDNN | min | our time before / after (geomean) |",
-           "|---|---|---|---|---|"]
-    for cat in ("dense", "grouped", "depthwise"):
-        sel = [r for r in rows if r["category"] == cat]
-        ours = [median([float(run[r["problem_id"]]["call_us"]) for run in old_runs
-                        if r["problem_id"] in run]) / float(r["call_us"]) for r in sel]
-        ratios = [float(r["speedup_vs_cudnn"]) for r in sel]
-        out.append(f"| {cat} | {len(sel)} | {geomean(ratios):.3f} | {min(ratios):.2f} | "
-                   f"{geomean(ours):.3f} |")
-    top = max(rows, key=lambda r: float(r["tflops"]))
-    odd = sum(float(r["call_us"]) > 1.8 * float(r["chosen_us"]) for r in rows)
-    out += ["", f"Top rate {float(top['tflops']):.0f} TFLOP/s ({top['problem_id']}); layers "
-            f"whose call took over 1.8x its kernel alone: {odd}."]
-    return out
+    """Calls 253 (float16) and 254 (bfloat16): each suite in one run, same model and harness
+    as calls 251-252."""
+    out = ["## Calls 253 and 254: each suite whole in one run, model 605e1d186d09", "",
+           "| dtype | category | layers | x cuDNN | min | our time before / after (geomean) |",
+           "|---|---|---|---|---|---|"]
+    notes = []
+    for dtype, folder in WHOLE.items():
+        rows = bench_rows(folder)
+        old_runs = [{r["problem_id"]: r for r in bench_rows(f)} for f in BEFORE[dtype]
+                    if (f / "bench.csv").exists()]
+        for cat in ("dense", "grouped", "depthwise"):
+            sel = [r for r in rows if r["category"] == cat]
+            ours = [median([float(run[r["problem_id"]]["call_us"]) for run in old_runs
+                            if r["problem_id"] in run]) / float(r["call_us"]) for r in sel]
+            ratios = [float(r["speedup_vs_cudnn"]) for r in sel]
+            out.append(f"| {dtype} | {cat} | {len(sel)} | {geomean(ratios):.3f} | "
+                       f"{min(ratios):.2f} | {geomean(ours):.3f} |")
+        top = max(rows, key=lambda r: float(r["tflops"]))
+        odd = sum(float(r["call_us"]) > 1.8 * float(r["chosen_us"]) for r in rows)
+        notes.append(f"{dtype}: top rate {float(top['tflops']):.0f} TFLOP/s "
+                     f"({top['problem_id']}); layers whose call took over 1.8x its kernel "
+                     f"alone: {odd}.")
+    return out + [""] + notes
 
 
 def first_run_table() -> list[str]:
