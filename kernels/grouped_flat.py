@@ -308,6 +308,10 @@ class GroupedFlatFamily(KernelFamily):
         if reason := flat_config_rejects(geom, cfg, FLAT_POSITIONS[0]):
             return reason
         items = cfg["ITEMS"]
+        have = self.items(geom, cfg)
+        if items - FLAT_ITEMS[0] >= have:
+            # The same grid with fewer steps: a program steps through ITEMS items, real or not.
+            return f"ITEMS={items}: {items - FLAT_ITEMS[0]} give the same grid ({have} items)"
         if items not in FLAT_ITEMS:
             fills = self.fill_items(geom, cfg, device.sm_count)
             if items not in fills:

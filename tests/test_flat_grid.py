@@ -536,10 +536,13 @@ def test_fill_ladder_offers_the_fewest_items_for_each_fill():
     # More packs than k an SM, few items a pack: the fewest items that take a pack's items
     # in one program (3 -> 4), not the ladder's last (64 steps, 61 of them idle)
     wide = G(n=1, c=4096, k=4096, g=1024, h=6, w=6, r=3, s=3, pad=(0, 1, 1))
-    small = Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)
+    small = Config(BLOCK_M=64, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)
     assert FWD.items(wide, small) == 1 and FWD.gpt(wide, small) == 4
     assert FWD.fill_items(wide, small, 132) == (2,)
-    assert {c.config["ITEMS"] for c in FWD.candidates(wide, H100)} <= set(FLAT_ITEMS)
+    # nor 4 or 8 items for a pack of one: the grid of 2, with idle steps
+    assert all(c.config["ITEMS"] - 2 < FWD.items(wide, c.config)
+               for c in FWD.candidates(wide, H100))
+    assert "2 give the same grid (1 items)" in FWD.config_ok(wide, Config(small, ITEMS=4), H100)
     X = F.feature_matrix(layer1, cands, H100)
     programs = X[:, F.FEATURE_NAMES.index("programs")]
     assert list(programs) == [8 * FWD.pixel_tiles(layer1, c.config) for c in cands]
