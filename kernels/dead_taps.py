@@ -72,9 +72,7 @@ def has_dead_taps(geom: ConvGeometry) -> bool:
 def live_filter(w: torch.Tensor, geom: ConvGeometry) -> torch.Tensor:
     """The view of a [K, C/G, T, R, S] filter that ``trim_dead_taps(geom)`` reads (``w``
     itself where no tap is dropped)."""
-    window = live_window(geom)
-    if all(first == 0 and kept == taps
-           for (first, kept), taps in zip(window, w.shape[2:])):
+    if not has_dead_taps(geom):
         return w
-    (d0, dn), (h0, hn), (w0, wn) = window
+    (d0, dn), (h0, hn), (w0, wn) = live_window(geom)
     return w[:, :, d0:d0 + dn, h0:h0 + hn, w0:w0 + wn]

@@ -275,6 +275,10 @@ class GroupedFlatFamily(KernelFamily):
         od, oh, _ = geom.out_spatial
         return geom.n * od * cdiv(oh, flat_consts(geom, cfg["BLOCK_M"])["ROWS"])
 
+    def packs(self, geom, cfg: Config) -> int:
+        """Programs along the groups (launch grid axis 0): packs of ``gpt`` whole groups."""
+        return cdiv(geom.g, self.gpt(geom, cfg))
+
     def pixel_tiles(self, geom, cfg: Config) -> int:
         """Programs along the output pixels (launch grid axis 1): ITEMS items each."""
         return cdiv(self.items(geom, cfg), cfg["ITEMS"])
@@ -298,7 +302,7 @@ class GroupedFlatFamily(KernelFamily):
         none does (more packs of groups than k an SM), the fewest that take all of a pack's
         items in one program (a program steps through ITEMS items, real or not), else the
         last."""
-        items, packs = self.items(geom, cfg), cdiv(geom.g, self.gpt(geom, cfg))
+        items, packs = self.items(geom, cfg), self.packs(geom, cfg)
         return tuple(sorted({next((i for i in FILL_ITEMS
                                    if packs * cdiv(items, i) <= k * sm_count or i >= items),
                                   FILL_ITEMS[-1])
@@ -318,7 +322,7 @@ class GroupedFlatFamily(KernelFamily):
                 return (f"ITEMS={items} is not on this geometry's fill ladder {fills} (the "
                         f"fewest items that leave at most {FILL_LEVELS} programs an SM)")
         elif items > FLAT_ITEMS[0]:
-            programs = self.pixel_tiles(geom, cfg) * cdiv(geom.g, self.gpt(geom, cfg))
+            programs = self.pixel_tiles(geom, cfg) * self.packs(geom, cfg)
             if programs < device.sm_count:
                 return f"ITEMS={items} leaves {programs} programs for {device.sm_count} SMs"
         return self.hard_ok(geom, cfg, device)
@@ -333,7 +337,7 @@ class GroupedFlatFamily(KernelFamily):
         sxn, _, sxd, sxh, sxw = strides5(x)
         w, sw = oriented_filter(call)
         launch_kernel(
-            grouped_flat_kernel, (cdiv(g.g, gpt), self.pixel_tiles(g, cfg)),
+            grouped_flat_kernel, (self.packs(g, cfg), self.pixel_tiles(g, cfg)),
             x, w, *out_args(call), g.c, g.k, g.d, g.h, g.w, od, oh, ow, *g.pad,
             cdiv(oh, c["ROWS"]), self.items(g, cfg), cfg["ITEMS"], sxn, sxd, sxh, sxw, *sw,
             CG=g.cg, KG=g.kg, GPT=gpt, T=g.t, R=g.r, S=g.s, BLOCK=bn, STD=g.stride[0],

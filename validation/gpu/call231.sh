@@ -6,8 +6,5 @@ source validation/gpu/env.sh
 rm -rf "$RES" && mkdir -p "$RES"
 envinfo | tee "$RES/env.txt"
 trap pack EXIT
-step issue6_fp16 480 python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --chooser model --rep-ms 5 --out "$RES/issue6_fp16"
-step grouped6_bf16 $((585 - SECONDS)) python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --dtype bfloat16 --chooser model --rep-ms 5 --only '*resnext*conv2*' \
-  --out "$RES/grouped6_bf16"
+suite issue6_fp16 480
+suite grouped6_bf16 $((585 - SECONDS)) bfloat16 '*resnext*conv2*'

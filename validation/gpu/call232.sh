@@ -6,8 +6,5 @@ source validation/gpu/env.sh
 rm -rf "$RES" && mkdir -p "$RES"
 envinfo | tee "$RES/env.txt"
 trap pack EXIT
-step issue6_bf16 420 python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --dtype bfloat16 --chooser model --rep-ms 5 --out "$RES/issue6_bf16"
-step grouped6_fp16 $((560 - SECONDS)) python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --chooser model --rep-ms 5 --only '*resnext*conv2*' \
-  --out "$RES/grouped6_fp16"
+suite issue6_bf16 420 bfloat16
+suite grouped6_fp16 $((560 - SECONDS)) "" '*resnext*conv2*'

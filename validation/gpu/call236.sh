@@ -10,12 +10,7 @@ envinfo | tee "$RES/env.txt"
 trap pack EXIT
 step gpu_tests 120 env CONVDISPATCH_GPU_TESTS=1 python3 -m pytest -q -p no:cacheprovider \
   tests/test_gpu_families.py tests/test_dead_taps.py -m gpu -k "grouped_flat or dead_taps"
-step issue6_fp16 170 python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --chooser model --rep-ms 5 --out "$RES/issue6_fp16"
-step issue6_bf16 170 python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --dtype bfloat16 --chooser model --rep-ms 5 --out "$RES/issue6_bf16"
-step grouped6_fp16 60 python3 -m convdispatch.validation.bench_layers --suite issue6 \
-  --chooser model --rep-ms 5 --only '*resnext*conv2*' --out "$RES/grouped6_fp16"
-step grouped6_bf16 $((592 - SECONDS)) python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --dtype bfloat16 --chooser model --rep-ms 5 --only '*resnext*conv2*' \
-  --out "$RES/grouped6_bf16"
+suite issue6_fp16 170
+suite issue6_bf16 170 bfloat16
+suite grouped6_fp16 60 "" '*resnext*conv2*'
+suite grouped6_bf16 $((592 - SECONDS)) bfloat16 '*resnext*conv2*'

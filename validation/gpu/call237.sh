@@ -7,7 +7,5 @@ source validation/gpu/env.sh
 rm -rf "$RES" && mkdir -p "$RES"
 envinfo | tee "$RES/env.txt"
 trap pack EXIT
-step issue6_bf16 240 python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --dtype bfloat16 --chooser model --rep-ms 5 --out "$RES/issue6_bf16"
-step issue6_fp16 $((590 - SECONDS)) python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --chooser model --rep-ms 5 --out "$RES/issue6_fp16"
+suite issue6_bf16 240 bfloat16
+suite issue6_fp16 $((590 - SECONDS))

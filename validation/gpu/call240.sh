@@ -7,12 +7,7 @@ source validation/gpu/env.sh
 rm -rf "$RES" && mkdir -p "$RES"
 envinfo | tee "$RES/env.txt"
 trap pack EXIT
-step issue6_fp16 170 python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --chooser model --rep-ms 5 --out "$RES/issue6_fp16"
-step issue6_bf16 170 python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --dtype bfloat16 --chooser model --rep-ms 5 --out "$RES/issue6_bf16"
-step grouped6_fp16 60 python3 -m convdispatch.validation.bench_layers --suite issue6 \
-  --chooser model --rep-ms 5 --only '*resnext*conv2*' --out "$RES/grouped6_fp16"
-step grouped6_bf16 60 python3 -m convdispatch.validation.bench_layers \
-  --suite issue6 --dtype bfloat16 --chooser model --rep-ms 5 --only '*resnext*conv2*' \
-  --out "$RES/grouped6_bf16"
+suite issue6_fp16 170
+suite issue6_bf16 170 bfloat16
+suite grouped6_fp16 60 "" '*resnext*conv2*'
+suite grouped6_bf16 60 bfloat16 '*resnext*conv2*'

@@ -86,7 +86,7 @@ def layer_rows(p, i: int, sms: int) -> list[dict]:
             continue
         cfg = cand(2).config
         items_total = fam.items(tg, cfg)
-        packs = cdiv(tg.g, fam.gpt(tg, cfg))
+        packs = fam.packs(tg, cfg)
         # The ITEMS that put every program in one wave (the most an SM holds).
         one_wave = cdiv(items_total, max(1, (hold * sms) // packs))
         for items in sorted(set(ITEMS) | {one_wave}):
