@@ -123,8 +123,9 @@ def paired_graph_times(fn_a, fn_b, rep_ms: int) -> tuple[float, float]:
     a, b, b, a, a, b: a stall of the machine that lasts two rounds reaches neither side's
     result (on the H100, cuDNN timed 7x slow on one of 63 layers:
     validation/results/issue2_h100/rule_call32_one_round/; with two rounds, a, b, b, a,
-    ours took 2-10x its time on 4 of about 5000 paired layers, in both of its adjacent
-    rounds: validation/results/flat_fill_h100/), and neither side always runs first."""
+    ours took 2-10x its time on 4 layers of the issue-6 suite runs of calls 236-249, in
+    both of its adjacent rounds: validation/results/flat_fill_h100/), and neither side
+    always runs first."""
     times: dict[str, list[float]] = {"a": [], "b": []}
     for side in PAIRED_ORDER:
         times[side].append(bench_graph(fn_a if side == "a" else fn_b, rep_ms))

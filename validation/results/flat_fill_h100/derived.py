@@ -114,6 +114,45 @@ def sweep_table() -> list[str]:
     return out
 
 
+def ladder_table() -> list[str]:
+    """What the family offers on the sweep plans' problems: (tile, fill level) pairs, those
+    whose value is 4 or 8 and that value's own rule refuses, and offered configs with no
+    sweep row."""
+    from convdispatch.data.problems.plans import plan
+    from convdispatch.kernels.base import Config
+    from convdispatch.kernels.dead_taps import trim_dead_taps
+    from convdispatch.kernels.device import lookup
+    from convdispatch.kernels.grouped_flat import FILL_LEVELS, FLAT_ITEMS, GroupedFlatFamily
+
+    fam, h100 = GroupedFlatFamily(), lookup("h100")
+    out = ["## The ladder on the sweep plans' problems (current rules)", "",
+           "| plan | problems | (tile, level) pairs | ladder values (a tile's distinct) of 4 or "
+           "8 that their rule (programs >= SMs) refuses | "
+           "offered configs | offered, no sweep row |", "|---|---|---|---|---|---|"]
+    for name in ("train", "holdout"):
+        swept = {(r["problem_id"], f"{r['family']}:{r['config']}")
+                 for r in read(SWEEPS / f"{name}.csv") if r["family"] == fam.name}
+        problems = pairs = refused = 0
+        offered = set()
+        for p in plan(name):
+            g = trim_dead_taps(p.geom)
+            if fam.rejects(g):
+                continue
+            cands = fam.candidates(g, h100)
+            problems += bool(cands)
+            offered |= {(p.id, c.id) for c in cands}
+            for bm, bn, wp in {(c.config["BLOCK_M"], c.config["BLOCK_N"], c.config["num_warps"])
+                               for c in cands}:
+                tile = Config(BLOCK_M=bm, BLOCK_N=bn, ITEMS=2, num_warps=wp, num_stages=1)
+                fills = fam.fill_items(g, tile, h100.sm_count)
+                pairs += len(FILL_LEVELS)
+                refused += sum(i in FLAT_ITEMS and "programs for" in (
+                    fam.config_ok(g, Config(tile, ITEMS=i), h100) or "") for i in fills)
+        out.append(f"| {name} | {problems} | {pairs} | {refused} | "
+                   f"{len(offered)} | {len(offered - swept)} |")
+    return out
+
+
 def bench_rows(folder: Path) -> list[dict]:
     return read(folder / "bench.csv")
 
@@ -226,7 +265,8 @@ def first_run_table() -> list[str]:
 
 def main() -> None:
     parts = [["# The fill ladder of grouped_flat (derived by derived.py)"], probe_table(),
-             sweep_table(), suite_tables(), whole_run_table(), first_run_table()]
+             sweep_table(), ladder_table(), suite_tables(), whole_run_table(),
+             first_run_table()]
     (HERE / "derived.md").write_text("\n\n".join("\n".join(p) for p in parts) + "\n")
 
 
