@@ -262,6 +262,12 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     # flat reduces over all of (t, r, s, c), packed over its groups' channels.
     run = cg + flat * (k_true - cg) + packed * (gpt - 1.0) * cg
     k_steps = (trs + flat * (1.0 - trs)) * np.ceil(run / bk_eff)
+    # grouped_packed's BLOCK_K of whole taps (kernels/grouped_packed.py taps_per_step):
+    # steps of BLOCK_K / run taps. (Configs no earlier model was offered: no feature value
+    # of an earlier row changes, so the schema stays.)
+    tap_steps = (packed > 0) & (run >= 16) & (np.log2(run) % 1 == 0) & (bk_eff >= 2 * run)
+    if tap_steps.any():
+        k_steps = np.where(tap_steps, np.ceil(trs / np.maximum(bk_eff / run, 1.0)), k_steps)
     k_padded = k_steps * bk_eff
     # A program's pixels: a TILE_H x TILE_W block of one image, or a flat run of BLOCK_M
     # pixels (about BLOCK_M / OW rows of up to OW pixels).

@@ -21,6 +21,11 @@ With SPLIT_K > 1 (layers of fewer tiles than two waves, such as 3D ResNeXt at ba
 runs whose float32 partial sums go to a workspace; ``splitk``'s reduce pass adds them in
 a fixed order (deterministic) and applies the epilogue.
 
+With a BLOCK_K of two or more whole taps of the tile's channel run (``PACKED_TAP_TILES``,
+``taps_per_step``), a step gathers TAPS taps at once: 27 taps of 32 channels take 7 steps
+of 128 instead of 27, which is what a layer of one or two programs an SM waits on (3D
+ResNeXt at batch 1), without a split's second kernel.
+
 Because the zeros are multiplied, an Inf or NaN in one group's input turns
 the same pixel's outputs of the other groups in the tile into NaN (torch
 keeps them finite); finite inputs give exact group isolation.
@@ -36,6 +41,7 @@ from .common import (
     cdiv,
     dot_precision,
     first_step,
+    inside,
     needs_int64,
     next_step,
     oriented_filter,
@@ -58,7 +64,7 @@ from .splitk import launch_split_reduce, split_rejects
 # their divisibility proves the channel-run offsets 16-byte aligned.
 _RUNTIME_INTS = ["M", "D", "H", "W", "OD", "OH", "OW", "R", "S", "TILES_H", "TILES_W",
                  "std", "sth", "stw", "pdd", "pdh", "pdw", "dld", "dlh", "dlw", "K_ITERS",
-                 "ITERS_PER_SPLIT"]
+                 "ITERS_PER_SPLIT", "TRS"]
 
 
 @triton.jit(do_not_specialize=_RUNTIME_INTS)
@@ -68,13 +74,13 @@ def packed_kernel(
     M, C, K, D, H, W, OD, OH, OW, R, S, TILES_H, TILES_W,
     std, sth, stw, pdd, pdh, pdw, dld, dlh, dlw,
     sxn, sxc, sxd, sxh, sxw, swk, swc, swt, swr, sws,
-    K_ITERS, ITERS_PER_SPLIT,
+    K_ITERS, ITERS_PER_SPLIT, TRS,
     CG: tl.constexpr, KG: tl.constexpr, GPT: tl.constexpr, SPLIT_K: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     TILE_W: tl.constexpr, EVEN_C: tl.constexpr, HAS_DEPTH: tl.constexpr,
     ACT: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr,
     PREC: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr, L1_VEC: tl.constexpr = 0,
-    TRANSPOSED: tl.constexpr = False, W_VEC: tl.constexpr = 1,
+    TRANSPOSED: tl.constexpr = False, W_VEC: tl.constexpr = 1, TAPS: tl.constexpr = 1,
 ):
     CRUN: tl.constexpr = GPT * CG  # input channels of the tile's groups
     KRUN: tl.constexpr = GPT * KG  # output channels of the tile's groups
@@ -115,43 +121,34 @@ def packed_kernel(
     cb, ks, kr, kt = first_step(it, C_BLOCKS, R, S)
     # One flattened loop over (t, r, s, channel block) so the software pipeline
     # spans all taps; its bound does not depend on program ids (interpreter).
+    if TAPS > 1:
+        # A step is TAPS whole taps: reduction index j reads channel j % CRUN of tap
+        # it * TAPS + j // CRUN (``taps_per_step``).
+        c_run = offs_c0 % CRUN
+        tap_rel = offs_c0 // CRUN
+        c_run_ok = c_first + c_run < C
+        # (Written so, Triton proves it constant in runs of CG and B's copies stay 16-byte
+        # ones; as c_run // CG it did not.)
+        c_grp = (offs_c0 // CG) % GPT
     for _ in range(0, ITERS_PER_SPLIT):
-        row_ok, x_off, w_off = tap_at(
-            ks, kr, kt, m_mask, D, H, W, x_origin, id0, ih0, iw0, dld, dlh, dlw,
-            sxd, sxh, sxw, w_col, swt, swr, sws, HAS_DEPTH)
-        if SPLIT_K > 1:
-            row_ok = row_ok & (it < it_end)
-        c_rel = cb * BLOCK_K + offs_c0
-        a_offs = x_off[:, None] + (c_rel * sxc)[None, :]
-        if L1_VEC:
-            # Pipelined 16-byte copies bypass L1 (cp.async.cg); promising only L1_VEC-element
-            # alignment makes them 8-byte cp.async.ca, which allocate in L1, so the taps of a
-            # pixel block re-read their neighbours' input from L1 instead of L2.
-            a_offs = tl.multiple_of(a_offs, [L1_VEC, L1_VEC])
-        a_ptrs = x_ptr + a_offs
-        if EVEN_C:
-            a = tl.load(a_ptrs, mask=row_ok[:, None], other=0.0)
+        if TAPS > 1:
+            a, b = multi_tap_operands(
+                x_ptr, w_ptr, it, it_end, tap_rel, c_run, c_run_ok, c_grp, k_grp, k_mask, m_mask,
+                x_origin, w_col, id0, ih0, iw0, D, H, W, R, S, TRS, dld, dlh, dlw,
+                sxc, sxd, sxh, sxw, swc, swt, swr, sws, CG, TAPS, EVEN_C, SPLIT_K, HAS_DEPTH,
+                W_VEC)
         else:
-            c_ok = (c_rel < CRUN) & (c_first + c_rel < C)
-            a = tl.load(a_ptrs, mask=row_ok[:, None] & c_ok[None, :], other=0.0)
-        # Block-diagonal weights: B[c, k] = w[k, c - group(k) * CG, tap] inside
-        # the column's group, else 0 (which also covers c past the run or C).
-        diag = ((c_rel // CG)[:, None] == k_grp[None, :]) & k_mask[None, :]
-        if SPLIT_K > 1:
-            diag = diag & (it < it_end)
-        b_offs = w_off[None, :] + (c_rel * swc)[:, None]
-        if W_VEC > 1:
-            # Every column's offset is a multiple of W_VEC (``filter_vector``): the group's
-            # channel run then loads in 16-byte copies, which stride divisibility alone
-            # does not prove where C/G x taps is no multiple of 16 (8 channels a group).
-            b_offs = tl.multiple_of(b_offs, [W_VEC, 1])
-        b_ptrs = w_ptr + b_offs
-        b = tl.load(b_ptrs, mask=diag, other=0.0)
+            a, b = tap_operands(x_ptr, w_ptr, it, it_end, cb, ks, kr, kt, k_grp, k_mask,
+                                m_mask, x_origin, w_col, id0, ih0, iw0, D, H, W, c_first, C,
+                                offs_c0, dld, dlh, dlw, sxc, sxd, sxh, sxw, swc, swt, swr,
+                                sws, CG, CRUN, BLOCK_K, SPLIT_K, EVEN_C, HAS_DEPTH, L1_VEC,
+                                W_VEC)
         if UPCAST:
             a = a.to(tl.float32)
             b = b.to(tl.float32)
         acc = tl.dot(a, b, acc, input_precision=PREC)
-        cb, ks, kr, kt = next_step(cb, ks, kr, kt, C_BLOCKS, R, S)
+        if TAPS == 1:
+            cb, ks, kr, kt = next_step(cb, ks, kr, kt, C_BLOCKS, R, S)
         it += 1
     if SPLIT_K == 1:
         store_tile(acc, n, od, oh, ow, m_mask, k_glob, k_mask,
@@ -163,6 +160,91 @@ def packed_kernel(
         m_flat = ((n * OD + od) * OH + oh) * OW + ow
         ws_off = (tl.program_id(1).to(tl.int64) * M + m_flat)[:, None] * K + k_glob[None, :]
         tl.store(ws_ptr + ws_off, acc, mask=m_mask[:, None] & k_mask[None, :])
+
+
+@triton.jit
+def tap_operands(x_ptr, w_ptr, it, it_end, cb, ks, kr, kt, k_grp, k_mask, m_mask, x_origin,
+                 w_col, id0, ih0, iw0, D, H, W, c_first, C, offs_c0, dld, dlh, dlw, sxc, sxd,
+                 sxh, sxw, swc, swt, swr, sws, CG: tl.constexpr, CRUN: tl.constexpr,
+                 BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_C: tl.constexpr,
+                 HAS_DEPTH: tl.constexpr, L1_VEC: tl.constexpr, W_VEC: tl.constexpr):
+    """Step ``it``'s A [BLOCK_M, BLOCK_K] and block-diagonal B [BLOCK_K, BLOCK_N] where a
+    step is channel block ``cb`` of tap (kt, kr, ks)."""
+    row_ok, x_off, w_off = tap_at(
+        ks, kr, kt, m_mask, D, H, W, x_origin, id0, ih0, iw0, dld, dlh, dlw,
+        sxd, sxh, sxw, w_col, swt, swr, sws, HAS_DEPTH)
+    if SPLIT_K > 1:
+        row_ok = row_ok & (it < it_end)
+    c_rel = cb * BLOCK_K + offs_c0
+    a_offs = x_off[:, None] + (c_rel * sxc)[None, :]
+    if L1_VEC:
+        # Pipelined 16-byte copies bypass L1 (cp.async.cg); promising only L1_VEC-element
+        # alignment makes them 8-byte cp.async.ca, which allocate in L1, so the taps of a
+        # pixel block re-read their neighbours' input from L1 instead of L2.
+        a_offs = tl.multiple_of(a_offs, [L1_VEC, L1_VEC])
+    a_ptrs = x_ptr + a_offs
+    if EVEN_C:
+        a = tl.load(a_ptrs, mask=row_ok[:, None], other=0.0)
+    else:
+        c_ok = (c_rel < CRUN) & (c_first + c_rel < C)
+        a = tl.load(a_ptrs, mask=row_ok[:, None] & c_ok[None, :], other=0.0)
+    # Block-diagonal weights: B[c, k] = w[k, c - group(k) * CG, tap] inside
+    # the column's group, else 0 (which also covers c past the run or C).
+    diag = ((c_rel // CG)[:, None] == k_grp[None, :]) & k_mask[None, :]
+    if SPLIT_K > 1:
+        diag = diag & (it < it_end)
+    b_offs = w_off[None, :] + (c_rel * swc)[:, None]
+    if W_VEC > 1:
+        # Every column's offset is a multiple of W_VEC (``filter_vector``): the group's
+        # channel run then loads in 16-byte copies, which stride divisibility alone
+        # does not prove where C/G x taps is no multiple of 16 (8 channels a group).
+        b_offs = tl.multiple_of(b_offs, [W_VEC, 1])
+    b_ptrs = w_ptr + b_offs
+    b = tl.load(b_ptrs, mask=diag, other=0.0)
+    return a, b
+
+
+@triton.jit
+def multi_tap_operands(x_ptr, w_ptr, it, it_end, tap_rel, c_run, c_run_ok, c_grp, k_grp, k_mask,
+                       m_mask, x_origin, w_col, id0, ih0, iw0, D, H, W, R, S, TRS,
+                       dld, dlh, dlw, sxc, sxd, sxh, sxw, swc, swt, swr, sws,
+                       CG: tl.constexpr, TAPS: tl.constexpr, EVEN_C: tl.constexpr,
+                       SPLIT_K: tl.constexpr, HAS_DEPTH: tl.constexpr, W_VEC: tl.constexpr):
+    """Step ``it``'s A [BLOCK_M, BLOCK_K] and block-diagonal B [BLOCK_K, BLOCK_N] where a
+    step is TAPS whole taps of the tile's CRUN channels: reduction index j is channel
+    ``c_run[j]`` (of group ``c_grp[j]`` of the tile) of tap it * TAPS + ``tap_rel[j]``
+    (zeros past the last of the TRS taps,
+    past the input's edges and, split, past the run's end ``it_end``)."""
+    tap = it * TAPS + tap_rel
+    tap_ok = tap < TRS
+    if SPLIT_K > 1:
+        tap_ok = tap_ok & (it < it_end)
+    if not EVEN_C:
+        tap_ok = tap_ok & c_run_ok
+    # (The divisions are by run-time filter sizes, but on a [BLOCK_K] vector constant in
+    # runs of CRUN: the compiled code keeps one a run.)
+    ks = tap % S
+    tr = tap // S
+    kr = tr % R
+    dh = kr * dlh
+    dw = ks * dlw
+    x_tap = dh * sxh + dw * sxw + c_run * sxc
+    w_tap = kr * swr + ks * sws + c_run * swc
+    ok = (m_mask[:, None] & tap_ok[None, :] & inside(ih0[:, None] + dh[None, :], H)
+          & inside(iw0[:, None] + dw[None, :], W))
+    if HAS_DEPTH:
+        dd = (tr // R) * dld
+        ok = ok & inside(id0[:, None] + dd[None, :], D)
+        x_tap += dd * sxd
+        w_tap += (tr // R) * swt
+    a_offs = x_origin[:, None] + x_tap[None, :]
+    a = tl.load(x_ptr + a_offs, mask=ok, other=0.0)
+    diag = (c_grp[:, None] == k_grp[None, :]) & k_mask[None, :] & tap_ok[:, None]
+    b_offs = w_col[None, :] + w_tap[:, None]
+    if W_VEC > 1:
+        b_offs = tl.multiple_of(b_offs, [W_VEC, 1])
+    b = tl.load(w_ptr + b_offs, mask=diag, other=0.0)
+    return a, b
 
 
 @triton.jit
@@ -238,9 +320,39 @@ def channel_run(geom, block_n: int) -> int:
     return groups_per_tile(geom, block_n) * geom.cg
 
 
+def taps_per_step(geom, block_n: int, block_k: int) -> int:
+    """Whole taps one reduction step of BLOCK_K covers: BLOCK_K / the tile's channel run
+    where that run is a power of two of at least 16 channels and BLOCK_K at least twice it,
+    else 1 (a step is a channel block of one tap)."""
+    run = channel_run(geom, block_n)
+    if run >= 16 and run & (run - 1) == 0 and block_k >= 2 * run:
+        return block_k // run
+    return 1
+
+
 def packed_iters(geom, block_n: int, block_k: int) -> int:
-    """Reduction steps of a packed tile: every tap x the channel blocks of its run."""
-    return geom.t * geom.r * geom.s * cdiv(channel_run(geom, block_n), block_k)
+    """Reduction steps of a packed tile: every tap x the channel blocks of its run, or the
+    taps in steps of ``taps_per_step``."""
+    taps = geom.t * geom.r * geom.s
+    per_step = taps_per_step(geom, block_n, block_k)
+    if per_step > 1:
+        return cdiv(taps, per_step)
+    return taps * cdiv(channel_run(geom, block_n), block_k)
+
+
+def tap_step_rejects(geom, block_n: int, block_k: int) -> str | None:
+    """Why a BLOCK_K of whole taps (``PACKED_TAP_TILES``) does not suit ``geom``: the run
+    is not a power of two of 16 channels or more, BLOCK_K is not two runs or more, or half
+    as many taps a step would take as many steps."""
+    run = channel_run(geom, block_n)
+    per_step = taps_per_step(geom, block_n, block_k)
+    if per_step == 1:
+        return (f"BLOCK_K={block_k} is not 2 or more taps of the {run}-channel run (a power "
+                "of two of 16 or more)")
+    taps = geom.t * geom.r * geom.s
+    if cdiv(taps, per_step) == cdiv(taps, per_step // 2):
+        return f"{per_step} taps a step take as many steps as {per_step // 2} ({taps} taps)"
+    return None
 
 
 def launch_packed(call: ConvCall, cfg: Config) -> None:
@@ -251,6 +363,7 @@ def launch_packed(call: ConvCall, cfg: Config) -> None:
         raise ValueError(f"BLOCK_N={bn} is smaller than the {g.kg} output channels a group")
     crun = channel_run(g, bn)
     iters = packed_iters(g, bn, bk)
+    taps = taps_per_step(g, bn, bk)
     split = cfg.get("SPLIT_K", 1)
     ws = workspace((split, g.gemm_m, g.k), call.x.device) if split > 1 else call.out
     tw = cfg.get("TILE_W", 0)
@@ -261,14 +374,15 @@ def launch_packed(call: ConvCall, cfg: Config) -> None:
         call.x, w, *out_args(call), ws,
         g.gemm_m, g.c, g.k, g.d, g.h, g.w, *g.out_spatial, g.r, g.s, tiles_h, tiles_w,
         *g.stride, *g.pad, *g.dilation, *strides5(call.x), *sw,
-        iters, cdiv(iters, split),
+        iters, cdiv(iters, split), g.t * g.r * g.s,
         CG=g.cg, KG=g.kg, GPT=gpt, SPLIT_K=split, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
-        TILE_W=tw, EVEN_C=crun % bk == 0 and g.g % gpt == 0, HAS_DEPTH=g.has_depth,
+        TILE_W=tw, EVEN_C=(crun % bk == 0 or taps > 1) and g.g % gpt == 0,
+        HAS_DEPTH=g.has_depth,
         ACT=call.activation, HAS_BIAS=call.bias is not None,
         HAS_RES=call.residual is not None, PREC=dot_precision(call), UPCAST=upcast_dot(call),
         INT64=needs_int64(call), L1_VEC=8 // call.x.element_size() if cfg.get("L1_TAPS") else 0,
-        TRANSPOSED=call.transposed_w, W_VEC=filter_vector(call, sw), num_warps=cfg["num_warps"],
-        num_stages=cfg["num_stages"],
+        TRANSPOSED=call.transposed_w, W_VEC=filter_vector(call, sw), TAPS=taps,
+        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
     )
     if split > 1:
         launch_split_reduce(call, ws, split)
@@ -317,6 +431,20 @@ PACKED_SPLIT_TILES = ((32, 32, 32, 4, 3), (64, 16, 16, 4, 3), (64, 32, 32, 4, 3)
                       (128, 64, 64, 4, 4))
 SPLITS = (2, 3, 4, 8)
 
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages) whose BLOCK_K spans several whole
+# taps of the tile's channel run (``taps_per_step``; 128 = 4 taps of 32 channels or 8 of
+# 16). A layer of few programs a SM, such as 3D ResNeXt at batch 1 (27 taps), waits on
+# its loop's steps one after another: 7 steps of 4 taps instead of 27, without the split
+# configs' second kernel. The deeper pipelines (4-6 stages) keep more of a program's
+# steps in flight where the SMs have a program or two each.
+PACKED_TAP_TILES = ((32, 32, 128, 4, 3), (32, 32, 256, 4, 2), (64, 32, 128, 4, 3),
+                    (64, 32, 256, 4, 2), (128, 32, 128, 4, 3), (128, 32, 128, 8, 3),
+                    (64, 16, 64, 4, 3), (64, 16, 128, 4, 3), (128, 16, 64, 4, 3),
+                    (128, 16, 128, 4, 3), (64, 64, 128, 4, 3), (64, 64, 256, 4, 2),
+                    (128, 64, 128, 8, 3),
+                    (32, 32, 128, 4, 6), (64, 32, 128, 4, 5), (64, 16, 64, 4, 6),
+                    (128, 16, 64, 4, 5), (64, 64, 128, 4, 4))
+
 MAX_CG = 32  # wider groups fill a matrix-unit tile on their own: grouped_gemm
 MAX_KG = 64
 # A tile of P groups does P times the useful matrix work; on an H100 (4 channels a
@@ -336,6 +464,11 @@ class GroupedPackedFamily(KernelFamily):
         for bm, bn, bk, wp, st, tw in PACKED_L1_TILES) + tuple(
         Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp, num_stages=st, SPLIT_K=sp)
         for sp in SPLITS for bm, bn, bk, wp, st in PACKED_SPLIT_TILES)
+    tap_step_configs = tuple(Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp,
+                                    num_stages=st) for bm, bn, bk, wp, st in PACKED_TAP_TILES)
+    configs = configs + tap_step_configs
+    # The dgrad twin's sweep rows were measured without the tap steps.
+    dgrad_configs = configs[:-len(tap_step_configs)]
 
     def supports(self, geom) -> str | None:
         if geom.g == 1:
@@ -372,7 +505,10 @@ class GroupedPackedFamily(KernelFamily):
         if gpt > MAX_PACK:
             return (f"BLOCK_N={bn} packs {gpt} groups: {gpt}x the useful matrix work "
                     f"(over {MAX_PACK}x was slower on an H100)")
-        if gpt >= 1 and bk > max(16, next_pow2(gpt * geom.cg)):
+        if cfg in self.tap_step_configs:
+            if why := tap_step_rejects(geom, bn, bk):
+                return why
+        elif gpt >= 1 and bk > max(16, next_pow2(gpt * geom.cg)):
             return f"BLOCK_K={bk} exceeds the {gpt * geom.cg}-channel run of a tile"
         split = cfg.get("SPLIT_K", 1)
         if split > 1 and gpt >= 1 and (why := split_rejects(

@@ -179,8 +179,82 @@ def test_split_k_is_deterministic_and_offered_only_for_few_tiles():
     assert "too few" in FAMILY.feasible(dataclasses.replace(resnext3d, d=1, t=1, pad=(0, 1, 1),
                                                             dims=2),
                                         split(64, 32, 32, 8), H100)
-    twin = registry.family("dgrad_grouped_packed")  # the same space, splits included
-    assert twin.configs == FAMILY.configs
+    twin = registry.family("dgrad_grouped_packed")  # splits included, tap steps not
+    assert twin.configs == FAMILY.dgrad_configs
+    assert any(c.get("SPLIT_K", 1) > 1 for c in twin.configs)
+
+
+def tap_step(bm: int, bn: int, bk: int, warps: int = 4, stages: int = 3) -> Config:
+    """A config of PACKED_TAP_TILES (BLOCK_K: whole taps of the tile's channel run)."""
+    config = cfg(bm, bn, bk, warps, stages)
+    assert config in FAMILY.tap_step_configs, config
+    return config
+
+
+@pytest.mark.parametrize("geom,config,taps", [
+    # 4 taps of 16 channels (9 taps: the third step holds 1), zero padding at every edge
+    (G(n=2, c=32, k=32, g=8, h=6, w=5, r=3, s=3, pad=(0, 1, 1)), tap_step(64, 16, 64), 4),
+    # 8 taps of 16, a stride, channels-first input
+    (G(n=1, c=32, k=32, g=8, h=9, w=8, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+       layout="contiguous"), tap_step(64, 16, 128), 8),
+    # 4 taps of 32 (4 groups of 8), dilation and uneven padding
+    (G(n=1, c=32, k=32, g=4, h=9, w=9, r=3, s=3, dilation=(1, 2, 2), pad=(0, 2, 1),
+       pad_hi=(0, 1, 2)), tap_step(32, 32, 128), 4),
+    # 3D: 27 taps in 4 steps of 8 (5 slots empty), strides; one group of 16 a tile
+    (G(n=1, c=32, k=32, g=2, d=4, h=5, w=6, t=3, r=3, s=3, stride=(2, 2, 1), pad=(1, 1, 1),
+       dims=3), tap_step(64, 16, 128), 8),
+    # 3D, 2 taps of 64 channels (4 groups of 16), a partial last tile of 1 group: the
+    # channel run masked past C
+    (G(n=1, c=48, k=48, g=3, d=3, h=4, w=4, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+     tap_step(64, 32, 128), 4),
+    (G(n=1, c=64, k=64, g=4, d=3, h=4, w=5, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+     tap_step(64, 64, 128), 2),
+], ids=_ids)
+def test_tap_steps_match_torch(geom, config, taps):
+    """BLOCK_K of several whole taps: each step gathers TAPS taps of the channel run
+    (zeros past the last tap and the input's edges) against float64 torch, with bias,
+    a residual and ReLU."""
+    assert gp.taps_per_step(geom, config["BLOCK_N"], config["BLOCK_K"]) == taps
+    assert FAMILY.runnable(geom, config, INTERPRETER) is None
+    check(geom, config, with_residual=True, activation="relu")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_tap_steps_low_precision(dtype):
+    geom = G(n=1, c=32, k=32, g=4, d=3, h=4, w=5, t=3, r=3, s=3, pad=(1, 1, 1), dims=3,
+             dtype=dtype)
+    check(geom, tap_step(32, 32, 256, 4, 2), seed=5)
+
+
+def test_tap_step_rules():
+    """Tap steps are offered where the channel run is a power of two of 16 or more, BLOCK_K
+    is 2 runs or more, and half the taps a step would not take as many steps; the features
+    count the steps as the kernel does; the dgrad twin does not offer them."""
+    resnext3d = G(n=1, c=256, k=256, g=32, d=8, h=28, w=28, t=3, r=3, s=3,
+                  stride=(2, 2, 2), pad=(1, 1, 1), dims=3, dtype="float16")
+    assert FAMILY.feasible(resnext3d, tap_step(64, 32, 128), H100) is None
+    assert gp.packed_iters(resnext3d, 32, 128) == 7  # 27 taps, 4 a step
+    assert gp.packed_iters(resnext3d, 32, 256) == 4
+    assert gp.packed_iters(resnext3d, 32, 32) == 27
+    pointwise = dataclasses.replace(resnext3d, t=1, r=1, s=1, pad=(0, 0, 0))
+    assert "as many steps" in FAMILY.feasible(pointwise, tap_step(64, 32, 128), H100)
+    odd = G(n=1, c=24, k=24, g=4, h=8, w=8, r=3, s=3, pad=(0, 1, 1))  # runs of 6 and 12
+    assert "not 2 or more taps" in FAMILY.feasible(odd, tap_step(64, 16, 64), H100)
+    assert all(gp.tap_step_rejects(odd, c["BLOCK_N"], c["BLOCK_K"])
+               for c in FAMILY.tap_step_configs)
+    # A single-tap config never becomes a tap step: its BLOCK_K fits the run.
+    assert all(gp.taps_per_step(g, c["BLOCK_N"], c["BLOCK_K"]) == 1 for g in TINY
+               for c in FAMILY.dgrad_configs if FAMILY.feasible(g, c, H100) is None)
+    twin = registry.family("dgrad_grouped_packed")
+    assert not set(FAMILY.tap_step_configs) & set(twin.configs)
+
+    from convdispatch.heuristics.features import FEATURE_NAMES, feature_matrix
+
+    cands = [Candidate("grouped_packed", c) for c in (tap_step(64, 32, 128),
+                                                      tap_step(64, 32, 256, 4, 2),
+                                                      cfg(64, 32, 32))]
+    steps = feature_matrix(resnext3d, cands, H100)[:, FEATURE_NAMES.index("k_steps")]
+    assert steps.tolist() == [7, 4, 27]
 
 
 def test_every_config_runs(monkeypatch):
@@ -195,7 +269,7 @@ def test_every_config_runs(monkeypatch):
 def test_space_is_declared_and_registered():
     names = [f.name for f in registry.families()]
     assert names.index("grouped_packed") == names.index("grouped_gemm") + 1
-    assert 26 <= len(FAMILY.configs) <= 80 and len(set(FAMILY.configs)) == len(FAMILY.configs)
+    assert 26 <= len(FAMILY.configs) <= 100 and len(set(FAMILY.configs)) == len(FAMILY.configs)
     for c in FAMILY.configs:
         assert min(c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]) >= 16, c  # tl.dot's minimum
 
@@ -253,7 +327,7 @@ from sass_count import compile_kernel
 from convdispatch.kernels.grouped_packed import packed_kernel
 const = dict(sxc=1, syc=1, src=1, swc=1, CG=8, KG=8, GPT=4, BLOCK_M=128, BLOCK_N=32, BLOCK_K=32,
              TILE_W=16, EVEN_C=True, HAS_DEPTH=False, ACT=0, HAS_BIAS=False, HAS_RES=False,
-             PREC="ieee", UPCAST=False, INT64=False, SPLIT_K=1, W_VEC=1)
+             PREC="ieee", UPCAST=False, INT64=False, SPLIT_K=1, W_VEC=1, TAPS=1)
 print(json.dumps({vec: sorted(set(re.findall(r"cp[.]async[.](c[ag])[.]shared[.]global",
                   compile_kernel(packed_kernel, dict(const, L1_VEC=vec), 4, 3).asm["ptx"])))
                   for vec in (0, 4)}))
@@ -317,7 +391,7 @@ from convdispatch.kernels.grouped_packed import packed_kernel
 const = dict(sxc=1, syc=1, src=1, swc=1, CG=8, KG=8, GPT=4, BLOCK_M=128, BLOCK_N=32,
              BLOCK_K=32, TILE_W=0, EVEN_C=True, HAS_DEPTH=True, ACT=0, HAS_BIAS=False,
              HAS_RES=False, PREC="ieee", UPCAST=False, INT64=False, SPLIT_K=1, L1_VEC=0,
-             TRANSPOSED=False)
+             TRANSPOSED=False, TAPS=1)
 out = {}
 for vec in (1, 8):
     ptx = compile_kernel(packed_kernel, dict(const, W_VEC=vec), 4, 3).asm["ptx"]
@@ -402,5 +476,28 @@ def test_gpu_split_k_matches_torch(base, dtype, tol):
     geom = dataclasses.replace(base, dtype=dtype)
     cands = [c for c in FAMILY.candidates(geom, spec_of("cuda"))
              if c.config.get("SPLIT_K", 1) > 1]
+    assert cands, geom.describe()
+    check_candidates_on_gpu(cands, geom, tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,tol", [("float16", 1e-2), ("bfloat16", 3e-2)])
+@pytest.mark.parametrize("base", [
+    G(n=1, c=256, k=256, g=32, d=8, h=28, w=28, t=3, r=3, s=3, stride=(2, 2, 2),
+      pad=(1, 1, 1), dims=3),
+    G(n=1, c=512, k=512, g=32, d=2, h=7, w=7, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+    G(n=8, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+    G(n=4, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),
+], ids=_ids)
+def test_gpu_tap_steps_match_torch(base, dtype, tol):
+    """Every feasible tap-step config (3D ResNeXt layer2.0 and layer3.1 at batch 1,
+    ResNeXt-50 layer4.1 and layer1.0) against torch, bias, a residual and ReLU on. (The
+    sweep checks each of its rows against torch as well; float32 there.)"""
+    from convdispatch.kernels.device import spec_of
+    from helpers import check_candidates_on_gpu
+
+    geom = dataclasses.replace(base, dtype=dtype)
+    cands = [c for c in FAMILY.candidates(geom, spec_of("cuda"))
+             if c.config in FAMILY.tap_step_configs]
     assert cands, geom.describe()
     check_candidates_on_gpu(cands, geom, tol)

@@ -28,6 +28,25 @@ suite() {
     ${dtype:+--dtype "$dtype"} --chooser model --rep-ms 5 ${only:+--only "$only"} \
     --out "$RES/$name"
 }
+# sweep PLAN SECONDS FAMILIES: step sweep_PLAN, the forward sweep of FAMILIES (comma list)
+# on plan PLAN (train or holdout) into its CSV, appending (rows already there are kept).
+sweep() {
+  local plan=$1 secs=$2 families=$3
+  step "sweep_$plan" "$secs" convdispatch sweep --direction forward --problems "$plan" \
+    --families "$families" --out "data/sweeps/h100/$plan.csv" --rep-ms 5 --warmup-ms 2 \
+    --jobs 14 --quiet
+}
+# ncu_probe TARGET SECONDS: step ncu_TARGET, Nsight Compute (full set, clocks as found) on
+# validation/gpu/probe.py's profile window of TARGET; its details page into ncu_TARGET.txt.
+ncu_probe() {
+  local target=$1 secs=$2
+  local ncu
+  ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  step "ncu_$target" "$secs" "$ncu" --profile-from-start off --clock-control none --set full \
+    -o "$RES/ncu_$target" python3 validation/gpu/probe.py profile "$target"
+  "$ncu" --import "$RES/ncu_$target.ncu-rep" --page details > "$RES/ncu_$target.txt" 2>&1
+  rm -f "$RES/ncu_$target.ncu-rep"
+}
 # pack: everything under $RES into one archive under $OUT (the device tool returns 8 files).
 pack() { tar czf "${OUT:-/tmp}/results.tgz" -C "$RES" . && ls -la "${OUT:-/tmp}"; }
 # save_sweeps: the sweep CSVs and sidecars into $RES, then pack (an EXIT trap).

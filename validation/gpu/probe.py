@@ -33,6 +33,8 @@ DW = "mobilenet_v2/features.3.conv.1.0/n32/float16"
 GRP = "resnext50_32x4d/layer1.0.conv2/n32/float16"
 DENSE = "resnet50/layer4.1.conv2/n32/float16"
 GRP2 = "resnext50_32x4d/layer2.0.conv2/n32/float16"  # 3x3, stride 2, 32 groups of 8
+GRP3 = "resnext50_32x4d/layer3.0.conv2/n32/float16"  # 3x3, stride 2, 32 groups of 16
+V3D2 = "video3d/resnext3d_50.layer2.0.conv2/n8/float16"  # 3x3x3, stride 2, 32 groups of 8
 PW24 = "mobilenet_v2/features.3.conv.2/n32/float16"  # 1x1, 144 -> 24 channels, 56x56
 PW144 = "mobilenet_v2/features.3.conv.0.0/n32/float16"  # 1x1, 24 -> 144 channels, 56x56
 TARGETS = {
@@ -59,6 +61,16 @@ TARGETS = {
     "pw144_ours": (PW144, "implicit_gemm:BLOCK_K=32;BLOCK_M=128;BLOCK_N=32;GROUP_M=8;"
                           "num_stages=4;num_warps=4"),
     "pw144_cudnn": (PW144, None),
+    # The issue-6 grouped layers furthest from 2x cuDNN (call 257, model 1399ea6eb29c's
+    # choices) and a tap-step config of the 3D one.
+    "grp3_packed": (GRP3, "grouped_packed:BLOCK_K=64;BLOCK_M=64;BLOCK_N=64;num_stages=3;"
+                          "num_warps=4"),
+    "grp3_cudnn": (GRP3, None),
+    "grp_flat": (GRP, "grouped_flat:BLOCK_M=128;BLOCK_N=16;ITEMS=28;num_stages=1;num_warps=2"),
+    "v3d2_packed": (V3D2, "grouped_packed:BLOCK_K=32;BLOCK_M=128;BLOCK_N=32;num_stages=4;"
+                          "num_warps=4"),
+    "v3d2_taps": (V3D2, "grouped_packed:BLOCK_K=128;BLOCK_M=64;BLOCK_N=32;num_stages=3;"
+                        "num_warps=4"),
 }
 
 
