@@ -126,6 +126,9 @@ def test_int64_offsets_path(monkeypatch):
     geom = G(n=1, c=20, k=20, g=5, h=5, w=5, r=3, s=3, pad=(0, 1, 1))
     check(geom, cfg(64, 16, 16), with_residual=True, activation="relu")
     check(geom, cfg(64, 16, 16, 4, 1, 8), with_residual=True, activation="relu")
+    # A tap step (4 taps of 32 channels) with a partial last group tile.
+    uneven = G(n=1, c=48, k=48, g=3, h=5, w=5, r=3, s=3, pad=(0, 1, 1))
+    check(uneven, tap_step(64, 32, 128), with_residual=True, activation="relu")
 
 
 # Tiny shapes, one of which makes any config of the space feasible (3D ones: 27 taps for
