@@ -22,6 +22,7 @@ from ..kernels.families import FAMILIES
 from ..kernels.geometry import DTYPES, ConvGeometry
 from ..kernels.grad_common import forward_gemm_view
 from ..kernels.grouped_flat import GroupedFlatFamily
+from ..kernels.grouped_packed import taps_per_step
 from ..kernels.implicit_gemm_tma import ImplicitGemmTmaFamily, box_images
 from ..kernels.wgrad_gemm import split_steps
 
@@ -262,12 +263,14 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     # flat reduces over all of (t, r, s, c), packed over its groups' channels.
     run = cg + flat * (k_true - cg) + packed * (gpt - 1.0) * cg
     k_steps = (trs + flat * (1.0 - trs)) * np.ceil(run / bk_eff)
-    # grouped_packed's BLOCK_K of whole taps (kernels/grouped_packed.py taps_per_step):
-    # steps of BLOCK_K / run taps. (Configs no earlier model was offered: no feature value
-    # of an earlier row changes, so the schema stays.)
-    tap_steps = (packed > 0) & (run >= 16) & (np.log2(run) % 1 == 0) & (bk_eff >= 2 * run)
-    if tap_steps.any():
-        k_steps = np.where(tap_steps, np.ceil(trs / np.maximum(bk_eff / run, 1.0)), k_steps)
+    # grouped_packed's BLOCK_K of whole taps: steps of taps_per_step taps. (Configs no
+    # earlier model was offered: no feature value of an earlier row changes, so the schema
+    # stays.)
+    for i, cand in enumerate(candidates):
+        if cand.family == "grouped_packed":
+            per_step = taps_per_step(geom, cand.config["BLOCK_N"], cand.config["BLOCK_K"])
+            if per_step > 1:
+                k_steps[i] = math.ceil(trs / per_step)
     k_padded = k_steps * bk_eff
     # A program's pixels: a TILE_H x TILE_W block of one image, or a flat run of BLOCK_M
     # pixels (about BLOCK_M / OW rows of up to OW pixels).

@@ -466,9 +466,9 @@ class GroupedPackedFamily(KernelFamily):
         for sp in SPLITS for bm, bn, bk, wp, st in PACKED_SPLIT_TILES)
     tap_step_configs = tuple(Config(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=wp,
                                     num_stages=st) for bm, bn, bk, wp, st in PACKED_TAP_TILES)
-    configs = configs + tap_step_configs
     # The dgrad twin's sweep rows were measured without the tap steps.
-    dgrad_configs = configs[:-len(tap_step_configs)]
+    dgrad_configs = configs
+    configs = configs + tap_step_configs
 
     def supports(self, geom) -> str | None:
         if geom.g == 1:
