@@ -418,6 +418,43 @@ def test_filter_runs_load_as_16_byte_copies():
     assert got["8"]["copies"] > got["1"]["copies"], got
 
 
+_PTX_TAP_STEPS = """
+import json, re, sys
+sys.path.insert(0, sys.argv[1])
+from sass_count import compile_kernel
+from convdispatch.kernels.grouped_packed import packed_kernel
+base = dict(sxc=1, syc=1, src=1, swc=1, TILE_W=0, EVEN_C=True, ACT=0, HAS_BIAS=False,
+            HAS_RES=False, PREC="ieee", UPCAST=False, INT64=False, SPLIT_K=1, L1_VEC=0,
+            TRANSPOSED=False)
+out = {}
+# (CG, GPT, BLOCK_N, BLOCK_K, TAPS, HAS_DEPTH, W_VEC): 4 and 8 channels a group in 2D and 3D
+for cg, gpt, bn, bk, taps, depth, vec in ((8, 4, 32, 128, 4, True, 8),
+                                          (4, 4, 16, 64, 4, False, 4)):
+    ptx = compile_kernel(packed_kernel, dict(base, CG=cg, KG=cg, GPT=gpt, BLOCK_M=64,
+                                             BLOCK_N=bn, BLOCK_K=bk, TAPS=taps,
+                                             HAS_DEPTH=depth, W_VEC=vec), 4, 3).asm["ptx"]
+    out[cg] = {"loads": len(re.findall(r"ld[.]global", ptx)),
+               "copy_bytes": sorted(set(re.findall(
+                   r"cp[.]async[.]c[ag][.]shared[.]global [^,]*, [^,]*, (0x[0-9a-f]+)", ptx)))}
+print(json.dumps(out))
+"""
+
+
+def test_tap_step_operands_load_as_pipelined_copies():
+    """A tap step's input and filter tiles load as cp.async copies inside the software
+    pipeline (16 bytes; 8 for the filter of 4 channels a group), no plain global load:
+    written as (j % run) // CG, the filter's group test left its loads as 2-byte
+    ld.global (compiled for sm_90 in a process without the interpreter, no GPU needed)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    gpu_dir = Path(__file__).parents[1] / "validation" / "gpu"
+    done = subprocess.run([sys.executable, "-c", _PTX_TAP_STEPS, str(gpu_dir)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout)
+    assert got == {"8": {"loads": 0, "copy_bytes": ["0x10"]},
+                   "4": {"loads": 0, "copy_bytes": ["0x10", "0x8"]}}, got
+
+
 def test_forced_config_too_narrow_raises():
     geom = G(n=1, c=80, k=80, g=4, h=4, w=4, r=3, s=3, pad=(0, 1, 1))
     x, w, _ = tensors_for(geom)
