@@ -124,13 +124,35 @@ if HAVE_GLUON:
                   srn, src, srd, srh, srw, K, OD, OH, OW, TILES_H, KG: gl.constexpr,
                   GPT: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
                   BLOCK: gl.constexpr, DEPTH: gl.constexpr, ACT: gl.constexpr,
-                  HAS_BIAS: gl.constexpr, HAS_RES: gl.constexpr, MMA: gl.constexpr):
-        """Bias, residual and activation, then the store of the item's positions that are
-        output pixels (none unless the item is below ``end``)."""
+                  HAS_BIAS: gl.constexpr, HAS_RES: gl.constexpr, MMA: gl.constexpr,
+                  LY: gl.constexpr):
+        """Bias, residual and activation in the mma layout, then the store of the item's
+        positions that are output pixels (none unless the item is below ``end``) from
+        layout LY."""
         n, od, _, _ = depth_slice(item // TILES_H, 0, True, OD, 1, 0, DEPTH, 1, 1)
         oh0 = (item % TILES_H) * ROWS
-        f = gl.arange(0, P, layout=gl.SliceLayout(1, MMA))
-        j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
+        if HAS_BIAS or HAS_RES:
+            f = gl.arange(0, P, layout=gl.SliceLayout(1, MMA))
+            j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
+            k_glob = pack * (GPT * KG) + j
+            k_ok = (j < GPT * KG) & (k_glob < K)
+            if HAS_BIAS:
+                bias = gl.load(bias_ptr + k_glob, mask=k_ok, other=0.0)
+                acc = acc + gl.expand_dims(bias.to(gl.float32), 0)
+            if HAS_RES:
+                oh = oh0 + f // WP
+                m_ok = (item < end) & (f // WP < ROWS) & (f % WP < OW) & (oh < OH)
+                r_off = (gl.expand_dims(n * srn + od * srd + oh * srh + (f % WP) * srw, 1)
+                         + gl.expand_dims(k_glob * src, 0))
+                r_ok = gl.expand_dims(m_ok, 1) & gl.expand_dims(k_ok, 0)
+                acc = acc + gl.load(res_ptr + r_off, mask=r_ok, other=0.0).to(gl.float32)
+        acc = _activate(acc, ACT)
+        # The mma layout holds 2 channels (4 bytes) of a position a thread, so a store
+        # from it writes half of each 32-byte sector (two writes a sector); LY holds 8
+        # (16 bytes, ``copy_layout``).
+        y = gl.convert_layout(acc.to(out_ptr.dtype.element_ty), LY)
+        f = gl.arange(0, P, layout=gl.SliceLayout(1, LY))
+        j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LY))
         p = f // WP
         q = f % WP
         oh = oh0 + p
@@ -138,17 +160,9 @@ if HAVE_GLUON:
         m_ok = (item < end) & (p < ROWS) & (q < OW) & (oh < OH)
         k_ok = (j < GPT * KG) & (k_glob < K)
         mask = gl.expand_dims(m_ok, 1) & gl.expand_dims(k_ok, 0)
-        if HAS_BIAS:
-            bias = gl.load(bias_ptr + k_glob, mask=k_ok, other=0.0)
-            acc = acc + gl.expand_dims(bias.to(gl.float32), 0)
-        if HAS_RES:
-            r_off = (gl.expand_dims(n * srn + od * srd + oh * srh + q * srw, 1)
-                     + gl.expand_dims(k_glob * src, 0))
-            acc = acc + gl.load(res_ptr + r_off, mask=mask, other=0.0).to(gl.float32)
-        acc = _activate(acc, ACT)
         y_off = (gl.expand_dims(n * syn + od * syd + oh * syh + q * syw, 1)
                  + gl.expand_dims(k_glob * syc, 0))
-        gl.store(out_ptr + y_off, acc.to(out_ptr.dtype.element_ty), mask=mask)
+        gl.store(out_ptr + y_off, y, mask=mask)
 
     @gluon.jit
     def grouped_flat_kernel(
@@ -223,7 +237,7 @@ if HAVE_GLUON:
                     _epilogue(acc, item, end, pack, out_ptr, syn, syc, syd, syh, syw,
                               bias_ptr, res_ptr, srn, src, srd, srh, srw, K, OD, OH, OW,
                               TILES_H, KG, GPT, ROWS, WP, P, BLOCK, DEPTH, ACT, HAS_BIAS,
-                              HAS_RES, MMA)
+                              HAS_RES, MMA, LX)
                     acc = gl.zeros([P, BLOCK], gl.float32, MMA)
         cp.wait_group(0)
 

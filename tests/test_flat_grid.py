@@ -62,7 +62,8 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
                 BLOCK=cfg["BLOCK_N"], ACT=4 if epilogue else 0,
                 HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
                 B_REGS=filter_in_registers(geom, cfg["BLOCK_N"]) and not transposed,
-                **flat_consts(geom, cfg["BLOCK_M"]))
+                # channels_last: Triton makes an integer argument of 1 a constant
+                syc=1, src=1, **flat_consts(geom, cfg["BLOCK_M"]))
     aligned = (*pointers, "syn", "syd", "syh", "syw", "sxn", "sxd", "sxh", "sxw", "srn",
                "srd", "srh", "srw", "C", "K")
     return gluon_ptx_sm90(k, pointers, cons, aligned, cfg["num_warps"])
@@ -239,6 +240,10 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
         assert len(re.findall(r"ldmatrix", ptx)) == (2 * m_tiles + b_loads) * geom.r * geom.s
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
     assert sizes == {"0x10"}, sizes
+    # The output leaves in 16-byte stores (8 channels a thread), whole 32-byte sectors
+    # per pair of threads; from the mma layout they were 4-byte stores.
+    stores = re.findall(r"st\.global(\S*)", ptx)
+    assert stores and set(stores) == {".v4.b32"}, set(stores)
 
 
 def _flat_wgrad(geom: ConvGeometry, positions: int, x: torch.Tensor,

@@ -245,6 +245,30 @@ def summary_md(rows: list[dict], env: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def category_pair_lines(old: dict[str, dict], new: list[dict], dtype: str) -> list[str]:
+    """Markdown rows, one a category, of two runs of a suite (``bench.csv`` rows; ``old`` by
+    problem id): x cuDNN before and after, the lowest after, the geomean of our latency
+    and of cuDNN's before over after, and how many choices changed."""
+    def geo(xs: list[float]) -> float:
+        return math.exp(sum(map(math.log, xs)) / len(xs))
+
+    out = []
+    for cat in ("dense", "grouped", "depthwise"):
+        sel = [r for r in new if r["category"] == cat]
+        if not sel:
+            continue
+        was = [old[r["problem_id"]] for r in sel]
+        after = [float(r["speedup_vs_cudnn"]) for r in sel]
+        out.append(
+            f"| {dtype} | {cat} | {len(sel)} | "
+            f"{geo([float(o['speedup_vs_cudnn']) for o in was]):.3f} | {geo(after):.3f} | "
+            f"{min(after):.2f} | "
+            f"{geo([float(o['call_us']) / float(r['call_us']) for o, r in zip(was, sel)]):.3f} | "
+            f"{geo([float(o['cudnn_us']) / float(r['cudnn_us']) for o, r in zip(was, sel)]):.3f}"
+            f" | {sum(o['chosen'] != r['chosen'] for o, r in zip(was, sel))} |")
+    return out
+
+
 def layer_pair_lines(old: dict[str, dict], new: list[dict], category_name: str,
                      before: str, after: str) -> list[str]:
     """Markdown rows of two runs' layers of one category (``bench.csv`` rows; ``old`` by

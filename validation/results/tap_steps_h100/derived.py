@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from convdispatch.kernels.grouped_packed import PACKED_TAP_TILES, GroupedPackedFamily
-from convdispatch.validation.bench_layers import layer_pair_lines
+from convdispatch.validation.bench_layers import category_pair_lines, layer_pair_lines
 from convdispatch.validation.report import geomean
 
 HERE = Path(__file__).parent
@@ -100,17 +100,7 @@ def suite_table() -> list[str]:
             continue
         old = {r["problem_id"]: r for r in read(BEFORE[dtype] / "bench.csv")}
         new = read(AFTER[dtype] / "bench.csv")
-        for cat in ("dense", "grouped", "depthwise"):
-            sel = [r for r in new if r["category"] == cat]
-            before = [float(old[r["problem_id"]]["speedup_vs_cudnn"]) for r in sel]
-            after = [float(r["speedup_vs_cudnn"]) for r in sel]
-            ours = [float(old[r["problem_id"]]["call_us"]) / float(r["call_us"]) for r in sel]
-            cudnn = [float(old[r["problem_id"]]["cudnn_us"]) / float(r["cudnn_us"])
-                     for r in sel]
-            changed = sum(old[r["problem_id"]]["chosen"] != r["chosen"] for r in sel)
-            out.append(f"| {dtype} | {cat} | {len(sel)} | {geomean(before):.3f} | "
-                       f"{geomean(after):.3f} | {min(after):.2f} | {geomean(ours):.3f} | "
-                       f"{geomean(cudnn):.3f} | {changed} |")
+        out += category_pair_lines(old, new, dtype)
         top = max(new, key=lambda r: float(r["tflops"]))
         out.append(f"| {dtype} | top rate | | | {float(top['tflops']):.0f} TFLOP/s "
                    f"({float(top['tflops']) / PEAK_TFLOPS:.0%} of {PEAK_TFLOPS:.0f}) | | | | "
