@@ -816,7 +816,7 @@ SMALL_GROUPED = ConvGeometry(n=2, c=8, k=8, g=2, h=6, w=5, r=3, s=3, pad=(0, 1, 
 def test_flat_grid_pairs_run_in_order(monkeypatch):
     """The shipped H100 models pick flat-grid kernels (each fills the GPU alone) for both
     gradients of ResNeXt-50 layer2.1 at batch 32, which ``pair_overlaps`` keeps in order;
-    layer2.0 (a packed dgrad) and a dense layer still overlap, and so do small layers
+    layer3.0 (a packed dgrad) and a dense layer still overlap, and so do small layers
     whose two kernels each fill the GPU. ``gradients`` asks it only
     when it would overlap, and then runs a refused pair in order."""
     from convdispatch.data.problems import problem_by_id
@@ -825,11 +825,11 @@ def test_flat_grid_pairs_run_in_order(monkeypatch):
 
     h100 = KNOWN["h100"]
     geoms = {name: problem_by_id(f"{net}/{name}/n32/float16").geom for net, name in (
-        ("resnext50_32x4d", "layer2.1.conv2"), ("resnext50_32x4d", "layer2.0.conv2"),
+        ("resnext50_32x4d", "layer2.1.conv2"), ("resnext50_32x4d", "layer3.0.conv2"),
         ("resnet50", "layer3.1.conv2"))}
     clear_cache()
     assert not A.pair_overlaps(geoms["layer2.1.conv2"], h100)
-    assert A.pair_overlaps(geoms["layer2.0.conv2"], h100)
+    assert A.pair_overlaps(geoms["layer3.0.conv2"], h100)
     assert A.pair_overlaps(geoms["layer3.1.conv2"], h100)
     # flat-grid pairs of ResNeXt3D-50 (call 212): at once below IN_ORDER_FLOPS only
     small, large = (problem_by_id(f"video3d/resnext3d_50.{name}/float16").geom
