@@ -269,6 +269,25 @@ def category_pair_lines(old: dict[str, dict], new: list[dict], dtype: str) -> li
     return out
 
 
+def rerun_line(first: dict[str, dict], again: list[dict], dtype: str) -> str:
+    """A markdown row: a suite's layers run again (``again``, ``bench.csv`` rows) against
+    the first run (``first`` by problem id): x cuDNN in each, the lowest again, our time and
+    cuDNN's first / again (geomeans) and how many choices are the same."""
+    def geo(xs: list[float]) -> float:
+        return math.exp(sum(map(math.log, xs)) / len(xs))
+
+    def ratio(key: str) -> float:
+        return geo([float(first[r["problem_id"]][key]) / float(r[key]) for r in again])
+
+    return (f"| {dtype} | "
+            f"{geo([float(first[r['problem_id']]['speedup_vs_cudnn']) for r in again]):.3f} | "
+            f"{geo([float(r['speedup_vs_cudnn']) for r in again]):.3f} | "
+            f"{min(float(r['speedup_vs_cudnn']) for r in again):.2f} | "
+            f"{ratio('call_us'):.3f} | {ratio('cudnn_us'):.3f} | "
+            f"{sum(first[r['problem_id']]['chosen'] == r['chosen'] for r in again)} of "
+            f"{len(again)} |")
+
+
 def layer_pair_lines(old: dict[str, dict], new: list[dict], category_name: str,
                      before: str, after: str) -> list[str]:
     """Markdown rows of two runs' layers of one category (``bench.csv`` rows; ``old`` by

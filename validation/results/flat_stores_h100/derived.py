@@ -13,7 +13,11 @@ import gzip
 import math
 from pathlib import Path
 
-from convdispatch.validation.bench_layers import category_pair_lines, layer_pair_lines
+from convdispatch.validation.bench_layers import (
+    category_pair_lines,
+    layer_pair_lines,
+    rerun_line,
+)
 from convdispatch.validation.report import geomean
 
 HERE = Path(__file__).parent
@@ -95,9 +99,21 @@ def suite_table() -> list[str]:
     return out + tables
 
 
+def rerun_table() -> list[str]:
+    """Call 266: the grouped layers again under the same model, against call 263."""
+    out = ["## The grouped layers again (call 266)", "",
+           "| dtype | x cuDNN (call 263) | call 266 | min | our time 263 / 266 | cuDNN's "
+           "263 / 266 | same choices |", "|---|---|---|---|---|---|---|"]
+    for dtype, short in (("float16", "fp16"), ("bfloat16", "bf16")):
+        first = {r["problem_id"]: r for r in read(AFTER / f"issue6_{short}" / "bench.csv")}
+        again = read(HERE / "call266" / f"grouped6_{short}" / "bench.csv")
+        out.append(rerun_line(first, again, dtype))
+    return out
+
+
 def main() -> None:
     parts = [["# grouped_flat's 16-byte stores (derived by derived.py)"], sweep_table(),
-             suite_table()]
+             suite_table(), rerun_table()]
     (HERE / "derived.md").write_text("\n\n".join("\n".join(p) for p in parts) + "\n")
 
 

@@ -12,7 +12,11 @@ import math
 from pathlib import Path
 
 from convdispatch.kernels.grouped_packed import PACKED_TAP_TILES, GroupedPackedFamily
-from convdispatch.validation.bench_layers import category_pair_lines, layer_pair_lines
+from convdispatch.validation.bench_layers import (
+    category_pair_lines,
+    layer_pair_lines,
+    rerun_line,
+)
 from convdispatch.validation.report import geomean
 
 HERE = Path(__file__).parent
@@ -111,11 +115,6 @@ def suite_table() -> list[str]:
     return out + tables
 
 
-def ratio(first: dict[str, dict], again: list[dict], key: str) -> float:
-    """Geomean over ``again``'s rows of the first run's ``key`` over theirs."""
-    return geomean([float(first[r["problem_id"]][key]) / float(r[key]) for r in again])
-
-
 def rerun_table() -> list[str]:
     """Call 258: the grouped layers again under the same model, against call 257."""
     out = ["## The grouped layers again (call 258)", "",
@@ -125,15 +124,7 @@ def rerun_table() -> list[str]:
         first = {r["problem_id"]: r for r in read(AFTER[dtype] / "bench.csv")
                  if r["category"] == "grouped"}
         again = read(HERE / "call258" / f"grouped6_{short}" / "bench.csv")
-
-        same = sum(first[r["problem_id"]]["chosen"] == r["chosen"] for r in again)
-        out.append(
-            f"| {dtype} | "
-            f"{geomean([float(r['speedup_vs_cudnn']) for r in first.values()]):.3f} | "
-            f"{geomean([float(r['speedup_vs_cudnn']) for r in again]):.3f} | "
-            f"{min(float(r['speedup_vs_cudnn']) for r in again):.2f} | "
-            f"{ratio(first, again, 'call_us'):.3f} | {ratio(first, again, 'cudnn_us'):.3f} | "
-            f"{same} of {len(again)} |")
+        out.append(rerun_line(first, again, dtype))
     return out
 
 
