@@ -269,23 +269,30 @@ def category_pair_lines(old: dict[str, dict], new: list[dict], dtype: str) -> li
     return out
 
 
-def rerun_line(first: dict[str, dict], again: list[dict], dtype: str) -> str:
-    """A markdown row: a suite's layers run again (``again``, ``bench.csv`` rows) against
-    the first run (``first`` by problem id): x cuDNN in each, the lowest again, our time and
-    cuDNN's first / again (geomeans) and how many choices are the same."""
+def rerun_lines(first_call: str, again_call: str,
+                runs: list[tuple[str, dict[str, dict], list[dict]]]) -> list[str]:
+    """A markdown table of a suite's layers run again: one row a (dtype, the first run's
+    ``bench.csv`` rows by problem id, the rows run again): x cuDNN in each run, the lowest
+    again, our time and cuDNN's first / again (geomeans), how many choices are the same."""
     def geo(xs: list[float]) -> float:
         return math.exp(sum(map(math.log, xs)) / len(xs))
 
-    def ratio(key: str) -> float:
-        return geo([float(first[r["problem_id"]][key]) / float(r[key]) for r in again])
+    out = [f"| dtype | x cuDNN (call {first_call}) | call {again_call} | min | our time "
+           f"{first_call} / {again_call} | cuDNN's {first_call} / {again_call} | same "
+           "choices |", "|---|---|---|---|---|---|---|"]
+    for dtype, first, again in runs:
+        def ratio(key: str, first: dict[str, dict] = first, again: list[dict] = again) -> float:
+            return geo([float(first[r["problem_id"]][key]) / float(r[key]) for r in again])
 
-    return (f"| {dtype} | "
+        out.append(
+            f"| {dtype} | "
             f"{geo([float(first[r['problem_id']]['speedup_vs_cudnn']) for r in again]):.3f} | "
             f"{geo([float(r['speedup_vs_cudnn']) for r in again]):.3f} | "
             f"{min(float(r['speedup_vs_cudnn']) for r in again):.2f} | "
             f"{ratio('call_us'):.3f} | {ratio('cudnn_us'):.3f} | "
             f"{sum(first[r['problem_id']]['chosen'] == r['chosen'] for r in again)} of "
             f"{len(again)} |")
+    return out
 
 
 def layer_pair_lines(old: dict[str, dict], new: list[dict], category_name: str,

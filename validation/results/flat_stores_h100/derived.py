@@ -16,7 +16,7 @@ from pathlib import Path
 from convdispatch.validation.bench_layers import (
     category_pair_lines,
     layer_pair_lines,
-    rerun_line,
+    rerun_lines,
 )
 from convdispatch.validation.report import geomean
 
@@ -101,14 +101,10 @@ def suite_table() -> list[str]:
 
 def rerun_table() -> list[str]:
     """Call 266: the grouped layers again under the same model, against call 263."""
-    out = ["## The grouped layers again (call 266)", "",
-           "| dtype | x cuDNN (call 263) | call 266 | min | our time 263 / 266 | cuDNN's "
-           "263 / 266 | same choices |", "|---|---|---|---|---|---|---|"]
-    for dtype, short in (("float16", "fp16"), ("bfloat16", "bf16")):
-        first = {r["problem_id"]: r for r in read(AFTER / f"issue6_{short}" / "bench.csv")}
-        again = read(HERE / "call266" / f"grouped6_{short}" / "bench.csv")
-        out.append(rerun_line(first, again, dtype))
-    return out
+    runs = [(dtype, {r["problem_id"]: r for r in read(AFTER / f"issue6_{short}" / "bench.csv")},
+             read(HERE / "call266" / f"grouped6_{short}" / "bench.csv"))
+            for dtype, short in (("float16", "fp16"), ("bfloat16", "bf16"))]
+    return ["## The grouped layers again (call 266)", ""] + rerun_lines("263", "266", runs)
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from convdispatch.kernels.grouped_packed import PACKED_TAP_TILES, GroupedPackedF
 from convdispatch.validation.bench_layers import (
     category_pair_lines,
     layer_pair_lines,
-    rerun_line,
+    rerun_lines,
 )
 from convdispatch.validation.report import geomean
 
@@ -117,15 +117,11 @@ def suite_table() -> list[str]:
 
 def rerun_table() -> list[str]:
     """Call 258: the grouped layers again under the same model, against call 257."""
-    out = ["## The grouped layers again (call 258)", "",
-           "| dtype | x cuDNN (call 257) | call 258 | min | our time 257 / 258 | cuDNN's "
-           "257 / 258 | same choices |", "|---|---|---|---|---|---|---|"]
-    for dtype, short in (("float16", "fp16"), ("bfloat16", "bf16")):
-        first = {r["problem_id"]: r for r in read(AFTER[dtype] / "bench.csv")
-                 if r["category"] == "grouped"}
-        again = read(HERE / "call258" / f"grouped6_{short}" / "bench.csv")
-        out.append(rerun_line(first, again, dtype))
-    return out
+    runs = [(dtype, {r["problem_id"]: r for r in read(AFTER[dtype] / "bench.csv")
+                     if r["category"] == "grouped"},
+             read(HERE / "call258" / f"grouped6_{short}" / "bench.csv"))
+            for dtype, short in (("float16", "fp16"), ("bfloat16", "bf16"))]
+    return ["## The grouped layers again (call 258)", ""] + rerun_lines("257", "258", runs)
 
 
 def split_table() -> list[str]:
