@@ -665,3 +665,27 @@ def test_same_choices_reports_rows_whose_choice_moved(tmp_path, capsys):
     pd.DataFrame({"problem_id": [pid]}).to_csv(bench, index=False)
     with pytest.raises(ValueError, match="no column"):
         same_choices.differing(str(bench), spec)
+
+
+def test_suite_pair_tables_by_hand():
+    """``category_pair_lines`` and ``rerun_lines`` (the results' before / after tables) on
+    two runs of two grouped layers and a dense one, worked out by hand."""
+    from convdispatch.validation.bench_layers import category_pair_lines, rerun_lines
+
+    def row(pid, cat, ratio, ours, cudnn, chosen):
+        return {"problem_id": pid, "category": cat, "speedup_vs_cudnn": str(ratio),
+                "call_us": str(ours), "cudnn_us": str(cudnn), "chosen": chosen}
+
+    old = {r["problem_id"]: r for r in (row("a", "grouped", 1.0, 10, 10, "x"),
+                                         row("b", "grouped", 4.0, 20, 80, "y"),
+                                         row("c", "dense", 1.0, 5, 5, "z"))}
+    new = [row("a", "grouped", 2.0, 5, 10, "x2"), row("b", "grouped", 2.0, 20, 40, "y"),
+           row("c", "dense", 0.5, 10, 5, "z")]
+    # grouped: x cuDNN 2.0 -> 2.0, min 2.00, ours sqrt(10/5 * 20/20), cuDNN's
+    # sqrt(10/10 * 80/40), one choice changed; dense: 1.0 -> 0.5, ours 5/10.
+    assert category_pair_lines(old, new, "float16") == [
+        "| float16 | dense | 1 | 1.000 | 0.500 | 0.50 | 0.500 | 1.000 | 0 |",
+        "| float16 | grouped | 2 | 2.000 | 2.000 | 2.00 | 1.414 | 1.414 | 1 |"]
+    table = rerun_lines("1", "2", [("bfloat16", old, new[:2])])
+    assert table[0].startswith("| dtype | x cuDNN (call 1) | call 2 | min | our time 1 / 2 |")
+    assert table[2] == "| bfloat16 | 2.000 | 2.000 | 2.00 | 1.414 | 1.414 | 1 of 2 |"
