@@ -22,7 +22,7 @@ from ..kernels.families import FAMILIES
 from ..kernels.geometry import DTYPES, ConvGeometry
 from ..kernels.grad_common import forward_gemm_view
 from ..kernels.grouped_flat import GroupedFlatFamily
-from ..kernels.grouped_packed import taps_per_step
+from ..kernels.grouped_packed import packed_iters, taps_per_step
 from ..kernels.implicit_gemm_tma import ImplicitGemmTmaFamily, box_images
 from ..kernels.wgrad_gemm import split_steps
 
@@ -268,9 +268,9 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     # stays.)
     for i, cand in enumerate(candidates):
         if cand.family == "grouped_packed":
-            per_step = taps_per_step(geom, cand.config["BLOCK_N"], cand.config["BLOCK_K"])
-            if per_step > 1:
-                k_steps[i] = math.ceil(trs / per_step)
+            bn_i, bk_i = cand.config["BLOCK_N"], cand.config["BLOCK_K"]
+            if taps_per_step(geom, bn_i, bk_i) > 1:
+                k_steps[i] = packed_iters(geom, bn_i, bk_i)
     k_padded = k_steps * bk_eff
     # A program's pixels: a TILE_H x TILE_W block of one image, or a flat run of BLOCK_M
     # pixels (about BLOCK_M / OW rows of up to OW pixels).

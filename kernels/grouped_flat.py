@@ -120,6 +120,22 @@ if HAVE_GLUON:
         return acc
 
     @gluon.jit
+    def _places(item, end, oh0, pack, K, OH, OW, KG: gl.constexpr, GPT: gl.constexpr,
+                ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr, BLOCK: gl.constexpr,
+                L: gl.constexpr):
+        """Of an item's [P, BLOCK] tile in layout L: each position's output row and column,
+        whether it is an output pixel (none unless the item is below ``end``), each
+        column's output channel and whether it is one of the pack's."""
+        f = gl.arange(0, P, layout=gl.SliceLayout(1, L))
+        j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, L))
+        oh = oh0 + f // WP
+        q = f % WP
+        m_ok = (item < end) & (f // WP < ROWS) & (q < OW) & (oh < OH)
+        k_glob = pack * (GPT * KG) + j
+        k_ok = (j < GPT * KG) & (k_glob < K)
+        return oh, q, m_ok, k_glob, k_ok
+
+    @gluon.jit
     def _epilogue(acc, item, end, pack, out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr,
                   srn, src, srd, srh, srw, K, OD, OH, OW, TILES_H, KG: gl.constexpr,
                   GPT: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
@@ -132,17 +148,13 @@ if HAVE_GLUON:
         n, od, _, _ = depth_slice(item // TILES_H, 0, True, OD, 1, 0, DEPTH, 1, 1)
         oh0 = (item % TILES_H) * ROWS
         if HAS_BIAS or HAS_RES:
-            f = gl.arange(0, P, layout=gl.SliceLayout(1, MMA))
-            j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, MMA))
-            k_glob = pack * (GPT * KG) + j
-            k_ok = (j < GPT * KG) & (k_glob < K)
+            oh, q, m_ok, k_glob, k_ok = _places(item, end, oh0, pack, K, OH, OW, KG, GPT,
+                                                ROWS, WP, P, BLOCK, MMA)
             if HAS_BIAS:
                 bias = gl.load(bias_ptr + k_glob, mask=k_ok, other=0.0)
                 acc = acc + gl.expand_dims(bias.to(gl.float32), 0)
             if HAS_RES:
-                oh = oh0 + f // WP
-                m_ok = (item < end) & (f // WP < ROWS) & (f % WP < OW) & (oh < OH)
-                r_off = (gl.expand_dims(n * srn + od * srd + oh * srh + (f % WP) * srw, 1)
+                r_off = (gl.expand_dims(n * srn + od * srd + oh * srh + q * srw, 1)
                          + gl.expand_dims(k_glob * src, 0))
                 r_ok = gl.expand_dims(m_ok, 1) & gl.expand_dims(k_ok, 0)
                 acc = acc + gl.load(res_ptr + r_off, mask=r_ok, other=0.0).to(gl.float32)
@@ -151,18 +163,11 @@ if HAVE_GLUON:
         # from it writes half of each 32-byte sector (two writes a sector); LY holds 8
         # (16 bytes, ``copy_layout``).
         y = gl.convert_layout(acc.to(out_ptr.dtype.element_ty), LY)
-        f = gl.arange(0, P, layout=gl.SliceLayout(1, LY))
-        j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LY))
-        p = f // WP
-        q = f % WP
-        oh = oh0 + p
-        k_glob = pack * (GPT * KG) + j
-        m_ok = (item < end) & (p < ROWS) & (q < OW) & (oh < OH)
-        k_ok = (j < GPT * KG) & (k_glob < K)
-        mask = gl.expand_dims(m_ok, 1) & gl.expand_dims(k_ok, 0)
+        oh, q, m_ok, k_glob, k_ok = _places(item, end, oh0, pack, K, OH, OW, KG, GPT, ROWS,
+                                            WP, P, BLOCK, LY)
         y_off = (gl.expand_dims(n * syn + od * syd + oh * syh + q * syw, 1)
                  + gl.expand_dims(k_glob * syc, 0))
-        gl.store(out_ptr + y_off, y, mask=mask)
+        gl.store(out_ptr + y_off, y, mask=gl.expand_dims(m_ok, 1) & gl.expand_dims(k_ok, 0))
 
     @gluon.jit
     def grouped_flat_kernel(

@@ -5,9 +5,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +15,7 @@ from convdispatch.kernels import grouped_packed as gp
 from convdispatch.kernels.base import Candidate, Config
 from convdispatch.kernels.device import INTERPRETER, lookup
 from convdispatch.kernels.geometry import ConvGeometry
-from helpers import check_candidate, poisoned_out, tensors_for
+from helpers import check_candidate, poisoned_out, run_without_interpreter, tensors_for
 
 G = functools.partial(ConvGeometry, dtype="float32")
 FAMILY = registry.family("grouped_packed")
@@ -341,12 +338,9 @@ def test_l1_taps_copies_are_cached_in_l1():
     """L1_TAPS turns the pipelined input copies from 16-byte cp.async.cg (L2 only) into
     8-byte cp.async.ca (through L1): compiled for sm_90 in a process without the
     interpreter (no GPU needed)."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     gpu_dir = Path(__file__).parents[1] / "validation" / "gpu"
-    done = subprocess.run([sys.executable, "-c", _PTX_COPIES, str(gpu_dir)], env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout) == {"0": ["cg"], "4": ["ca"]}
+    got = json.loads(run_without_interpreter(_PTX_COPIES, str(gpu_dir)))
+    assert got == {"0": ["cg"], "4": ["ca"]}
     l1 = [c for c in FAMILY.configs if c.get("L1_TAPS")]
     assert l1 and all(c["num_stages"] >= 2 for c in l1)  # unpipelined loads use L1 anyway
 
@@ -408,12 +402,8 @@ def test_filter_runs_load_as_16_byte_copies():
     """With W_VEC=8 the block-diagonal filter tile of 8 channels a group loads in pipelined
     16-byte copies; without it, in 2-byte loads outside the pipeline (compiled for sm_90
     in a process without the interpreter, no GPU needed)."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     gpu_dir = Path(__file__).parents[1] / "validation" / "gpu"
-    done = subprocess.run([sys.executable, "-c", _PTX_FILTER_LOADS, str(gpu_dir)], env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    got = json.loads(done.stdout)
+    got = json.loads(run_without_interpreter(_PTX_FILTER_LOADS, str(gpu_dir)))
     assert got["1"]["b16_loads"] > 0 and got["8"]["b16_loads"] == 0, got
     assert got["8"]["copies"] > got["1"]["copies"], got
 
@@ -445,12 +435,8 @@ def test_tap_step_operands_load_as_pipelined_copies():
     pipeline (16 bytes; 8 for the filter of 4 channels a group), no plain global load:
     written as (j % run) // CG, the filter's group test left its loads as 2-byte
     ld.global (compiled for sm_90 in a process without the interpreter, no GPU needed)."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     gpu_dir = Path(__file__).parents[1] / "validation" / "gpu"
-    done = subprocess.run([sys.executable, "-c", _PTX_TAP_STEPS, str(gpu_dir)], env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    got = json.loads(done.stdout)
+    got = json.loads(run_without_interpreter(_PTX_TAP_STEPS, str(gpu_dir)))
     assert got == {"8": {"loads": 0, "copy_bytes": ["0x10"]},
                    "4": {"loads": 0, "copy_bytes": ["0x10", "0x8"]}}, got
 

@@ -245,53 +245,43 @@ def summary_md(rows: list[dict], env: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def pair_cells(was: list[dict], now: list[dict]) -> tuple[str, int]:
+    """Two runs of the same layers (``bench.csv`` rows, in the same order): the cells
+    'x cuDNN before | after | the lowest after | our time before / after | cuDNN's before /
+    after' (geomeans), and how many layers kept their choice."""
+    def ratio(key: str) -> float:
+        return geomean(float(o[key]) / float(r[key]) for o, r in zip(was, now))
+
+    after = [float(r["speedup_vs_cudnn"]) for r in now]
+    cells = (f"{geomean(float(o['speedup_vs_cudnn']) for o in was):.3f} | "
+             f"{geomean(after):.3f} | {min(after):.2f} | {ratio('call_us'):.3f} | "
+             f"{ratio('cudnn_us'):.3f}")
+    return cells, sum(o["chosen"] == r["chosen"] for o, r in zip(was, now))
+
+
 def category_pair_lines(old: dict[str, dict], new: list[dict], dtype: str) -> list[str]:
     """Markdown rows, one a category, of two runs of a suite (``bench.csv`` rows; ``old`` by
-    problem id): x cuDNN before and after, the lowest after, the geomean of our latency
-    and of cuDNN's before over after, and how many choices changed."""
-    def geo(xs: list[float]) -> float:
-        return math.exp(sum(map(math.log, xs)) / len(xs))
-
+    problem id): ``pair_cells`` and how many choices changed."""
     out = []
     for cat in ("dense", "grouped", "depthwise"):
         sel = [r for r in new if r["category"] == cat]
-        if not sel:
-            continue
-        was = [old[r["problem_id"]] for r in sel]
-        after = [float(r["speedup_vs_cudnn"]) for r in sel]
-        out.append(
-            f"| {dtype} | {cat} | {len(sel)} | "
-            f"{geo([float(o['speedup_vs_cudnn']) for o in was]):.3f} | {geo(after):.3f} | "
-            f"{min(after):.2f} | "
-            f"{geo([float(o['call_us']) / float(r['call_us']) for o, r in zip(was, sel)]):.3f} | "
-            f"{geo([float(o['cudnn_us']) / float(r['cudnn_us']) for o, r in zip(was, sel)]):.3f}"
-            f" | {sum(o['chosen'] != r['chosen'] for o, r in zip(was, sel))} |")
+        if sel:
+            cells, same = pair_cells([old[r["problem_id"]] for r in sel], sel)
+            out.append(f"| {dtype} | {cat} | {len(sel)} | {cells} | {len(sel) - same} |")
     return out
 
 
 def rerun_lines(first_call: str, again_call: str,
                 runs: list[tuple[str, dict[str, dict], list[dict]]]) -> list[str]:
     """A markdown table of a suite's layers run again: one row a (dtype, the first run's
-    ``bench.csv`` rows by problem id, the rows run again): x cuDNN in each run, the lowest
-    again, our time and cuDNN's first / again (geomeans), how many choices are the same."""
-    def geo(xs: list[float]) -> float:
-        return math.exp(sum(map(math.log, xs)) / len(xs))
-
+    ``bench.csv`` rows by problem id, the rows run again): ``pair_cells`` and how many
+    choices are the same."""
     out = [f"| dtype | x cuDNN (call {first_call}) | call {again_call} | min | our time "
            f"{first_call} / {again_call} | cuDNN's {first_call} / {again_call} | same "
            "choices |", "|---|---|---|---|---|---|---|"]
     for dtype, first, again in runs:
-        def ratio(key: str, first: dict[str, dict] = first, again: list[dict] = again) -> float:
-            return geo([float(first[r["problem_id"]][key]) / float(r[key]) for r in again])
-
-        out.append(
-            f"| {dtype} | "
-            f"{geo([float(first[r['problem_id']]['speedup_vs_cudnn']) for r in again]):.3f} | "
-            f"{geo([float(r['speedup_vs_cudnn']) for r in again]):.3f} | "
-            f"{min(float(r['speedup_vs_cudnn']) for r in again):.2f} | "
-            f"{ratio('call_us'):.3f} | {ratio('cudnn_us'):.3f} | "
-            f"{sum(first[r['problem_id']]['chosen'] == r['chosen'] for r in again)} of "
-            f"{len(again)} |")
+        cells, same = pair_cells([first[r["problem_id"]] for r in again], again)
+        out.append(f"| {dtype} | {cells} | {same} of {len(again)} |")
     return out
 
 
