@@ -18,30 +18,90 @@ reads the rows from there.
 
 from __future__ import annotations
 
+import functools
+
 from triton import constexpr_function
 
 from .base import next_pow2
 from .gluon_common import HAVE_GLUON, wide_tile_rejects
 
 
-def flat_consts(geom, positions: int) -> dict:
+def flat_consts(geom, positions: int, reuse: bool = False) -> dict:
     """The flat layout of an item of ``positions`` (P) flat positions: grid width WP, its
     ROWS output rows, the XNEED phase positions that hold the input its output rows read,
     the XCOPY positions copied (every row a tap reads, up to P + the largest tap shift,
     rounded up to COPY_RUN), their power-of-two allocation XP and the phase images a
     buffer holds, NPH (stride_h x stride_w rounded up to a power of two, as Gluon shapes
-    must be)."""
+    must be). ``reuse``: WP rounded up to a multiple of 16 (``reuse_plan``)."""
     _, oh, ow = geom.out_spatial
     _, sth, stw = geom.stride
     _, dlh, dlw = geom.dilation
     amax = (geom.r - 1) * dlh // sth
     bmax = (geom.s - 1) * dlw // stw
     wp = ow + bmax
+    if reuse:
+        wp = -(-wp // 16) * 16
     rows = max(1, min(positions // wp, oh))
     read = positions + amax * wp + bmax
     return dict(WP=wp, ROWS=rows, P=positions, XNEED=(rows + amax) * wp,
                 XCOPY=-(-read // COPY_RUN) * COPY_RUN, XP=next_pow2(read),
                 NPH=next_pow2(sth * stw))
+
+
+@constexpr_function
+def tap_place(t: int, s: int, sth: int, stw: int, dlh: int, dlw: int) -> tuple[int, int, int]:
+    """(phase image, grid rows down, grid columns right) that filter tap ``t`` of a plane of
+    ``s`` columns reads: its flat shift is rows * WP + columns."""
+    r, c = divmod(t, s)
+    return ((r * dlh) % sth) * stw + (c * dlw) % stw, (r * dlh) // sth, (c * dlw) // stw
+
+
+@constexpr_function
+def reuse_plan(r: int, s: int, sth: int, stw: int, dlh: int, dlw: int, wp: int,
+               tiles: int) -> tuple:
+    """The row-reuse schedule of one plane of r x s taps for a grid WP (a multiple of 16)
+    wide, where each warp's positions are ``tiles`` runs of 16 (one accumulator a run).
+
+    Taps that read the same phase at the same column shift differ by whole grid rows, so by
+    WP / 16 runs: run j of that phase and shift, loaded once, is the operand of run
+    j - rows * WP / 16 of every such tap. A group is (phase, column shift, its taps); a load
+    is (run j, ((accumulator, index of the tap in the group), ...)), loads no tap uses
+    left out."""
+    if wp % 16:
+        raise ValueError(f"reuse needs a grid width that is a multiple of 16, got {wp}")
+    groups = {}
+    for t in range(r * s):
+        ph, a, b = tap_place(t, s, sth, stw, dlh, dlw)
+        groups.setdefault((ph, b), []).append((a, t))
+    w16 = wp // 16
+    plan = []
+    # (No nested unpacking in a loop's target: Triton's dependency walk refuses it.)
+    for key in sorted(groups):
+        rows = [a_t[0] for a_t in groups[key]]
+        loads = []
+        for j in range(min(rows) * w16, tiles + max(rows) * w16):
+            uses = tuple((j - a * w16, u) for u, a in enumerate(rows) if 0 <= j - a * w16 < tiles)
+            if uses:
+                loads.append((j, uses))
+        plan.append((*key, tuple(a_t[1] for a_t in groups[key]), tuple(loads)))
+    return tuple(plan)
+
+
+def reuse_loads(geom, positions: int, num_warps: int) -> tuple[int, int]:
+    """(run loads a plane without reuse, with it) of a program of ``num_warps`` warps on an
+    item of ``positions`` positions (a load: 16 rows a warp)."""
+    tiles = positions // (16 * num_warps)
+    _, sth, stw = geom.stride
+    _, dlh, dlw = geom.dilation
+    wp = flat_consts(geom, positions, reuse=True)["WP"]
+    return geom.r * geom.s * tiles, _plan_loads(geom.r, geom.s, sth, stw, dlh, dlw, wp, tiles)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan_loads(r: int, s: int, sth: int, stw: int, dlh: int, dlw: int, wp: int,
+                tiles: int) -> int:
+    """Loads of ``reuse_plan`` (kept: the rules ask for it once a candidate, several times)."""
+    return sum(len(loads) for *_, loads in reuse_plan(r, s, sth, stw, dlh, dlw, wp, tiles))
 
 
 # Phase positions a copy run holds at least: runs are powers of two (Gluon shapes), and
@@ -139,6 +199,38 @@ if HAVE_GLUON:
         bases += [[0, 0]] * (int(math.log2(plane_rows)) - int(math.log2(rows)))
         bases += [[0, 8 << i] for i in range(int(math.log2(block // 8)))]
         return gl.SharedLinearLayout(bases)
+
+    @gluon.constexpr_function
+    def warp_rows_layout(nw, block, span, plane_rows):
+        """Shared layout of a [16 nw, block] view whose warp w's 16 rows start span * w rows
+        on (``row_layout``'s rows otherwise): run j of every warp's positions, with span
+        = P / nw positions a warp (``reuse_plan``)."""
+        bases = [[0, 1 << i] for i in range(3 if block >= 32 else int(math.log2(block)))]
+        bases += [[1 << i, 0] for i in range(4)]
+        # Offsets between a warp's 16 rows and the next warp's hold none of the view.
+        bases += [[0, 0]] * int(math.log2(span // 16))
+        bases += [[16 << i, 0] for i in range(int(math.log2(nw)))]
+        if block >= 32:
+            bases += [[0, 0]] * (int(math.log2(plane_rows)) - int(math.log2(span * nw)))
+            bases += [[0, 8 << i] for i in range(int(math.log2(block // 8)))]
+        return gl.SharedLinearLayout(bases)
+
+    @gluon.constexpr_function
+    def reuse_at(r, s, sth, stw, dlh, dlw, wp, tiles, what, g, n, i):
+        """An entry of ``reuse_plan(r, s, sth, stw, dlh, dlw, wp, tiles)``: its number of
+        groups ("groups"); group g's phase, column shift, number of taps and loads
+        ("phase", "col", "ntaps", "nloads"); its tap n ("tap"); its load n's run ("run");
+        the index in the group of the tap whose operand load n is for accumulator i, or -1
+        ("use")."""
+        plan = reuse_plan(r, s, sth, stw, dlh, dlw, wp, tiles)
+        if what == "groups":
+            return len(plan)
+        ph, col, taps, loads = plan[g]
+        if what == "use":
+            return next((u for acc, u in loads[n][1] if acc == i), -1)
+        return {"phase": ph, "col": col, "ntaps": len(taps), "nloads": len(loads),
+                "tap": taps[n] if what == "tap" else 0,
+                "run": loads[n][0] if what == "run" else 0}[what]
 
     @gluon.jit
     def tap_dots(accs, a, x_units, FIRST: gl.constexpr, BUF: gl.constexpr, R: gl.constexpr,

@@ -14,6 +14,12 @@ load once), the next item's copies in flight while this one's mmas run. 2D tiles
 channels wide keep every tap's filter tile in registers for all the items
 (``filter_in_registers``) instead of reading it from shared memory each item.
 
+Row reuse (``row_reuse``): on a grid rounded to 16 columns, the taps that read one phase
+at one column shift differ by whole runs of 16 rows, so each warp holds its P / num_warps
+positions as runs of 16 (an accumulator each) and loads each run of the buffer once for
+every such tap (``flat_grid.reuse_plan``): at stride 1, a third to a half of the
+shared-memory operand loads.
+
 In 3D an item is ROWS output rows of one output depth slice, and a program steps through
 its depth taps: each step copies the input slice that depth tap reads (zeros where that
 is padding: ``flat_grid.depth_slice``) and adds that plane's taps to the item's
@@ -34,7 +40,13 @@ from __future__ import annotations
 
 from .base import Config, ConvCall, KernelFamily
 from .common import cdiv, oriented_filter, out_args, strides5
-from .flat_grid import FLAT_POSITIONS, flat_config_rejects, flat_consts, item_rejects
+from .flat_grid import (
+    FLAT_POSITIONS,
+    flat_config_rejects,
+    flat_consts,
+    item_rejects,
+    reuse_loads,
+)
 from .gluon_common import HAVE_GLUON, aligned_pixels, gluon_grouped_rejects, pack_rejects
 from .grad_packed import square_pack_gpt
 from .launcher import launch_kernel
@@ -50,10 +62,13 @@ if HAVE_GLUON:
         copy_phases,
         depth_slice,
         filter_tiles,
+        reuse_at,
         row_layout,
+        row_units,
         tap_rows,
         tile_swizzle,
         unit_rows,
+        warp_rows_layout,
     )
 
     @gluon.jit
@@ -120,13 +135,71 @@ if HAVE_GLUON:
         return acc
 
     @gluon.jit
+    def _taps_reuse(accs, x_units, w_smem, bs, TAP0, BUF: gl.constexpr, R: gl.constexpr,
+                    S: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr, NPH: gl.constexpr,
+                    STH: gl.constexpr, STW: gl.constexpr, DLH: gl.constexpr,
+                    DLW: gl.constexpr, BLOCK: gl.constexpr, SPAN: gl.constexpr,
+                    XR: gl.constexpr, B_REGS: gl.constexpr, A_L: gl.constexpr,
+                    B_L: gl.constexpr):
+        """``_taps`` on accumulators of 16 positions a warp (``accs[i]``: run i of each
+        warp's SPAN positions), each run of the buffer loaded once for every tap that
+        reads it (``flat_grid.reuse_plan``); the group's filter tiles are loaded (or taken
+        from ``bs``) before its runs."""
+        NW: gl.constexpr = gl.num_warps()
+        for g in gl.static_range(reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "groups",
+                                          0, 0, 0)):
+            gb = ()
+            for u in gl.static_range(reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16,
+                                              "ntaps", g, 0, 0)):
+                if B_REGS:
+                    gb = gb + (bs[reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "tap",
+                                           g, u, 0)],)
+                else:
+                    gb = gb + (w_smem.index(TAP0 + reuse_at(R, S, STH, STW, DLH, DLW, WP,
+                                                            SPAN // 16, "tap", g, u, 0)
+                                            ).permute((1, 0)).load(B_L),)
+            for n in gl.static_range(reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16,
+                                              "nloads", g, 0, 0)):
+                a = x_units.index(
+                    ((BUF * NPH + reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "phase",
+                                           g, 0, 0)) * XP
+                     + 16 * reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "run", g, n, 0)
+                     + reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "col", g, 0, 0))
+                    * row_units(BLOCK)
+                )._reinterpret(x_units.dtype, [16 * NW, BLOCK],
+                               warp_rows_layout(NW, BLOCK, SPAN, XR)).load(A_L)
+                new = ()
+                for i in gl.static_range(SPAN // 16):
+                    if reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "use", g, n, i) >= 0:
+                        new = new + (mma_v2(a, gb[reuse_at(R, S, STH, STW, DLH, DLW, WP,
+                                                           SPAN // 16, "use", g, n, i)],
+                                            accs[i]),)
+                    else:
+                        new = new + (accs[i],)
+                accs = new
+        return accs
+
+    @gluon.jit
+    def _zero_runs(M: gl.constexpr, BLOCK: gl.constexpr, RUNS: gl.constexpr,
+                   MMA: gl.constexpr):
+        """RUNS float32 accumulators of [M, BLOCK] (``_taps_reuse``)."""
+        accs = ()
+        for _ in gl.static_range(RUNS):
+            accs = accs + (gl.zeros([M, BLOCK], gl.float32, MMA),)
+        return accs
+
+    @gluon.jit
     def _places(item, end, oh0, pack, K, OH, OW, KG: gl.constexpr, GPT: gl.constexpr,
-                ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr, BLOCK: gl.constexpr,
-                L: gl.constexpr):
-        """Of an item's [P, BLOCK] tile in layout L: each position's output row and column,
-        whether it is an output pixel (none unless the item is below ``end``), each
-        column's output channel and whether it is one of the pack's."""
-        f = gl.arange(0, P, layout=gl.SliceLayout(1, L))
+                ROWS: gl.constexpr, WP: gl.constexpr, M: gl.constexpr, SPAN: gl.constexpr,
+                FIRST: gl.constexpr, BLOCK: gl.constexpr, L: gl.constexpr):
+        """Of an [M, BLOCK] tile of an item in layout L, its row m the item's position
+        (m // 16) * SPAN + FIRST + m % 16 (the whole item: SPAN 16, FIRST 0; run i of each
+        warp's SPAN positions: FIRST 16 i): each position's output row and column, whether
+        it is an output pixel (none unless the item is below ``end``), each column's output
+        channel and whether it is one of the pack's."""
+        f = gl.arange(0, M, layout=gl.SliceLayout(1, L))
+        if SPAN != 16:
+            f = (f // 16) * SPAN + FIRST + f % 16
         j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, L))
         oh = oh0 + f // WP
         q = f % WP
@@ -138,18 +211,19 @@ if HAVE_GLUON:
     @gluon.jit
     def _epilogue(acc, item, end, pack, out_ptr, syn, syc, syd, syh, syw, bias_ptr, res_ptr,
                   srn, src, srd, srh, srw, K, OD, OH, OW, TILES_H, KG: gl.constexpr,
-                  GPT: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, P: gl.constexpr,
+                  GPT: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr, M: gl.constexpr,
+                  SPAN: gl.constexpr, FIRST: gl.constexpr,
                   BLOCK: gl.constexpr, DEPTH: gl.constexpr, ACT: gl.constexpr,
                   HAS_BIAS: gl.constexpr, HAS_RES: gl.constexpr, MMA: gl.constexpr,
                   LY: gl.constexpr):
-        """Bias, residual and activation in the mma layout, then the store of the item's
-        positions that are output pixels (none unless the item is below ``end``) from
-        layout LY."""
+        """Bias, residual and activation in the mma layout, then the store from layout LY of
+        the positions of ``acc`` (an [M, BLOCK] tile: ``_places``) that are output pixels
+        (none unless the item is below ``end``)."""
         n, od, _, _ = depth_slice(item // TILES_H, 0, True, OD, 1, 0, DEPTH, 1, 1)
         oh0 = (item % TILES_H) * ROWS
         if HAS_BIAS or HAS_RES:
             oh, q, m_ok, k_glob, k_ok = _places(item, end, oh0, pack, K, OH, OW, KG, GPT,
-                                                ROWS, WP, P, BLOCK, MMA)
+                                                ROWS, WP, M, SPAN, FIRST, BLOCK, MMA)
             if HAS_BIAS:
                 bias = gl.load(bias_ptr + k_glob, mask=k_ok, other=0.0)
                 acc = acc + gl.expand_dims(bias.to(gl.float32), 0)
@@ -164,7 +238,7 @@ if HAVE_GLUON:
         # (16 bytes, ``copy_layout``).
         y = gl.convert_layout(acc.to(out_ptr.dtype.element_ty), LY)
         oh, q, m_ok, k_glob, k_ok = _places(item, end, oh0, pack, K, OH, OW, KG, GPT, ROWS,
-                                            WP, P, BLOCK, LY)
+                                            WP, M, SPAN, FIRST, BLOCK, LY)
         y_off = (gl.expand_dims(n * syn + od * syd + oh * syh + q * syw, 1)
                  + gl.expand_dims(k_glob * syc, 0))
         gl.store(out_ptr + y_off, y, mask=gl.expand_dims(m_ok, 1) & gl.expand_dims(k_ok, 0))
@@ -182,6 +256,7 @@ if HAVE_GLUON:
         STW: gl.constexpr, DLD: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
         DEPTH: gl.constexpr, ACT: gl.constexpr, HAS_BIAS: gl.constexpr,
         HAS_RES: gl.constexpr, TRANSPOSED: gl.constexpr, B_REGS: gl.constexpr = False,
+        REUSE: gl.constexpr = False,
     ):
         NW: gl.constexpr = gl.num_warps()
         LX: gl.constexpr = copy_layout(BLOCK, NW)
@@ -217,9 +292,16 @@ if HAVE_GLUON:
             # filter tiles were a fifth to a third of an item's (2 warps reading each).
             gl.thread_barrier()
             bs = _filter_regs(w_smem, R * S, B_L)
+        else:
+            bs = ()
+        # REUSE: each warp holds SPAN consecutive positions as runs of 16, one accumulator
+        # a run (``_taps_reuse``); else one [P, BLOCK] accumulator.
+        SPAN: gl.constexpr = P // NW if REUSE else 16
+        RUNS: gl.constexpr = SPAN // 16 if REUSE else 1
+        M: gl.constexpr = 16 * NW if REUSE else P
         # A step is one depth tap of an item (T of them an item, summed in ``acc``); two
         # steps an iteration, one a buffer, so every shared-memory offset is constant.
-        acc = gl.zeros([P, BLOCK], gl.float32, MMA)
+        acc = _zero_runs(M, BLOCK, RUNS, MMA)
         for it in range(0, ITEMS_PER_PROGRAM * T, 2):
             for buf in gl.static_range(2):
                 item = first + (it + buf) // T
@@ -230,20 +312,25 @@ if HAVE_GLUON:
                        LX)
                 cp.wait_group(1)
                 gl.thread_barrier()
-                if B_REGS:
-                    acc = _taps_regs(acc, x_units, bs, buf, R, S, P, WP, XP, NPH, STH, STW,
-                                     DLH, DLW, BLOCK, XT, A_L)
+                if REUSE:
+                    acc = _taps_reuse(acc, x_units, w_smem, bs, td * (R * S), buf, R, S, WP,
+                                      XP, NPH, STH, STW, DLH, DLW, BLOCK, SPAN, XR, B_REGS,
+                                      A_L, B_L)
+                elif B_REGS:
+                    acc = (_taps_regs(acc[0], x_units, bs, buf, R, S, P, WP, XP, NPH, STH,
+                                      STW, DLH, DLW, BLOCK, XT, A_L),)
                 else:
-                    acc = _taps(acc, x_units, w_smem, td * (R * S), buf, R, S, P, WP, XP,
-                                NPH, STH, STW, DLH, DLW, BLOCK, XT, A_L, B_L)
+                    acc = (_taps(acc[0], x_units, w_smem, td * (R * S), buf, R, S, P, WP, XP,
+                                 NPH, STH, STW, DLH, DLW, BLOCK, XT, A_L, B_L),)
                 # The next copies overwrite the buffer just read.
                 gl.thread_barrier()
                 if td == T - 1:
-                    _epilogue(acc, item, end, pack, out_ptr, syn, syc, syd, syh, syw,
-                              bias_ptr, res_ptr, srn, src, srd, srh, srw, K, OD, OH, OW,
-                              TILES_H, KG, GPT, ROWS, WP, P, BLOCK, DEPTH, ACT, HAS_BIAS,
-                              HAS_RES, MMA, LX)
-                    acc = gl.zeros([P, BLOCK], gl.float32, MMA)
+                    for i in gl.static_range(RUNS):
+                        _epilogue(acc[i], item, end, pack, out_ptr, syn, syc, syd, syh, syw,
+                                  bias_ptr, res_ptr, srn, src, srd, srh, srw, K, OD, OH, OW,
+                                  TILES_H, KG, GPT, ROWS, WP, M, SPAN, 16 * i, BLOCK, DEPTH,
+                                  ACT, HAS_BIAS, HAS_RES, MMA, LX)
+                    acc = _zero_runs(M, BLOCK, RUNS, MMA)
         cp.wait_group(0)
 
 
@@ -292,7 +379,7 @@ class GroupedFlatFamily(KernelFamily):
     def items(self, geom, cfg: Config) -> int:
         """Items of ``geom``: ROWS output rows of one image (and output depth) each."""
         od, oh, _ = geom.out_spatial
-        return geom.n * od * cdiv(oh, flat_consts(geom, cfg["BLOCK_M"])["ROWS"])
+        return geom.n * od * cdiv(oh, flat_item(geom, cfg)["ROWS"])
 
     def packs(self, geom, cfg: Config) -> int:
         """Programs along the groups (launch grid axis 0): packs of ``gpt`` whole groups."""
@@ -303,7 +390,7 @@ class GroupedFlatFamily(KernelFamily):
         return cdiv(self.items(geom, cfg), cfg["ITEMS"])
 
     def smem_bytes(self, geom, cfg: Config) -> int:
-        c = flat_consts(geom, cfg["BLOCK_M"])
+        c = flat_item(geom, cfg)
         bn = cfg["BLOCK_N"]
         return (2 * c["NPH"] * c["XP"] + geom.t * geom.r * geom.s * bn) * bn * geom.elem_bytes
 
@@ -349,7 +436,7 @@ class GroupedFlatFamily(KernelFamily):
     def launch(self, call: ConvCall, cfg: Config) -> None:
         g = call.geom
         bn = cfg["BLOCK_N"]
-        c = flat_consts(g, cfg["BLOCK_M"])
+        c = flat_item(g, cfg)
         gpt = self.gpt(g, cfg)
         od, oh, ow = g.out_spatial
         x = aligned_pixels(call.x)
@@ -366,7 +453,7 @@ class GroupedFlatFamily(KernelFamily):
             TRANSPOSED=call.transposed_w,
             # (The dgrad twin keeps the loads its sweep rows measured.)
             B_REGS=filter_in_registers(g, bn) and not call.transposed_w,
-            num_warps=cfg["num_warps"], **c)
+            REUSE=row_reuse(g, cfg), num_warps=cfg["num_warps"], **c)
 
 
 def filter_in_registers(geom, block: int) -> bool:
@@ -374,3 +461,32 @@ def filter_in_registers(geom, block: int) -> bool:
     channels wide (9 taps of a 3x3 filter: 36 registers a thread; 32-wide tiles would take
     144, a 3D filter's 27 taps 108)."""
     return geom.t == 1 and block == 16 and geom.r * geom.s <= MAX_FLAT_TAPS
+
+
+# Taps' mmas a loaded run of 16 rows feeds, on average, from which an item takes the
+# row-reuse schedule (``flat_grid.reuse_plan``). Call 268 ran it wherever it loads 1 / 1.2
+# of the runs: per config, 1.10x (493 rows) at 16-channel tiles where it loads at most
+# 1 / 1.5 of them (stride 1: the filter's three rows share a phase) and the rounded grid
+# keeps the item's rows; 0.99x at stride 2 (1.2 to 1.41), 0.94x at 32-channel tiles, 0.82x
+# where an item lost rows to the rounding.
+REUSE_MIN_GAIN = 1.5
+
+
+def row_reuse(geom, cfg: Config) -> bool:
+    """Whether ``cfg`` runs the row-reuse schedule on ``geom``: each warp's positions in
+    runs of 16 on a grid rounded to 16 columns, each run loaded once for every tap that
+    reads it. Taken by 16-channel tiles where the rounded grid holds as many rows an item
+    and that loads at most 1 / REUSE_MIN_GAIN of the runs a plane."""
+    positions, nw = cfg["BLOCK_M"], cfg["num_warps"]
+    if cfg["BLOCK_N"] != 16 or positions < 16 * nw:
+        return False
+    if flat_consts(geom, positions, reuse=True)["ROWS"] != flat_consts(geom, positions)["ROWS"]:
+        return False
+    without, with_reuse = reuse_loads(geom, positions, nw)
+    return without >= REUSE_MIN_GAIN * with_reuse
+
+
+def flat_item(geom, cfg: Config) -> dict:
+    """``flat_consts`` of ``cfg``'s items on ``geom`` (its grid rounded where
+    ``row_reuse``)."""
+    return flat_consts(geom, cfg["BLOCK_M"], reuse=row_reuse(geom, cfg))

@@ -13,9 +13,20 @@ import pytest
 import torch
 from convdispatch.kernels.base import Config
 from convdispatch.kernels.device import INTERPRETER, KNOWN
-from convdispatch.kernels.flat_grid import copy_runs, flat_consts
+from convdispatch.kernels.flat_grid import (
+    copy_runs,
+    flat_consts,
+    reuse_loads,
+    reuse_plan,
+    tap_place,
+)
 from convdispatch.kernels.geometry import ConvGeometry
-from convdispatch.kernels.grouped_flat import GroupedFlatFamily, filter_in_registers
+from convdispatch.kernels.grouped_flat import (
+    GroupedFlatFamily,
+    filter_in_registers,
+    flat_item,
+    row_reuse,
+)
 from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
 from helpers import (
     GLUON_RULE_CASES,
@@ -62,8 +73,9 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
                 BLOCK=cfg["BLOCK_N"], ACT=4 if epilogue else 0,
                 HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
                 B_REGS=filter_in_registers(geom, cfg["BLOCK_N"]) and not transposed,
+                REUSE=row_reuse(geom, cfg),
                 # channels_last: Triton makes an integer argument of 1 a constant
-                syc=1, src=1, **flat_consts(geom, cfg["BLOCK_M"]))
+                syc=1, src=1, **flat_item(geom, cfg))
     aligned = (*pointers, "syn", "syd", "syh", "syw", "sxn", "sxd", "sxh", "sxw", "srn",
                "srd", "srh", "srw", "C", "K")
     return gluon_ptx_sm90(k, pointers, cons, aligned, cfg["num_warps"])
@@ -213,12 +225,19 @@ FORWARD_CASES = [
     (G(n=2, c=128, k=128, g=32, d=8, h=28, w=28, t=3, r=3, s=3, stride=(2, 2, 2),
        pad=(1, 1, 1), dims=3, dtype="bfloat16"),
      Config(BLOCK_M=128, BLOCK_N=16, ITEMS=2, num_warps=4, num_stages=1), False, True),
+    # the row-reuse schedule (row_reuse): ResNeXt-50 layer2.1 with the epilogue, 8 runs a
+    # warp; read transposed with 4 warps (4 runs a warp)
+    (G(n=2, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), True, False),
+    (G(n=2, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1), dtype="bfloat16"),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=4, num_stages=1), False, True),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(FORWARD_CASES)),
                          ids=["cg32-7x7-epilogue", "cg32-s2-bf16", "cg4-transposed",
-                              "cg8-s3x2", "cg8-3d-epilogue", "cg4-3d-s2-transposed"])
+                              "cg8-s3x2", "cg8-3d-epilogue", "cg4-3d-s2-transposed",
+                         "cg8-reuse-epilogue", "cg8-reuse-transposed-bf16"])
 def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     """Two items an iteration, each tap one mma pass over an item's P positions (ldmatrix
     operands), 16-byte cp.async input copies, shared memory as the rule counts it."""
@@ -233,11 +252,13 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     assert 2 * geom.r * geom.s * per_tap == len(re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
     assert "ldmatrix" in ptx
     if bn == 16 and geom.dims == 2:
-        # A's rows each tap of both items; the filter tiles (one ldmatrix a tap) once a
-        # program where they stay in registers (forward), else once an item (dgrad twin).
+        # A's rows each tap of both items (with row reuse, each run once for all the taps
+        # that read it: reuse_plan); the filter tiles (one ldmatrix a tap) once a program
+        # where they stay in registers (forward), else once an item (dgrad twin).
         b_loads = 1 if filter_in_registers(geom, bn) and not FORWARD_CASES[case][3] else 2
-        m_tiles = cfg["BLOCK_M"] // (16 * nw)
-        assert len(re.findall(r"ldmatrix", ptx)) == (2 * m_tiles + b_loads) * geom.r * geom.s
+        a_loads = reuse_loads(geom, cfg["BLOCK_M"], nw)[row_reuse(geom, cfg)]
+        assert len(re.findall(r"ldmatrix", ptx)) == 2 * a_loads + b_loads * geom.r * geom.s
+    assert row_reuse(geom, cfg) is (case in (4, 6, 7))  # the cases of the row-reuse schedule
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
     assert sizes == {"0x10"}, sizes
     # The output leaves in 16-byte stores (8 channels a thread), whole 32-byte sectors
@@ -331,6 +352,93 @@ def test_depth_planes_reproduce_the_3d_weight_gradient(geom):
             if 0 <= di < geom.d:
                 got[:, :, td] += _flat_wgrad(plane, 64, x[n:n + 1, :, di], dy[n:n + 1, :, od])
     assert float((got - ref).norm() / ref.norm()) < 1e-12
+
+
+@pytest.mark.parametrize("geom,cfg", [
+    # ResNeXt-50 layer2.1 (28 columns: a 32-wide grid, 8 runs a warp); layer1.0 (56: a
+    # 64-wide grid); layer3.0's stride 2 (phases: rows 0 and 2 of the filter share one);
+    # 14 columns with 4 warps; dilation (2, 3) with a 2-column filter
+    (G(n=1, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)),
+    (G(n=1, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)),
+    (G(n=1, c=512, k=512, g=32, h=28, w=28, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)),
+    (G(n=1, c=64, k=64, g=2, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=256, BLOCK_N=32, ITEMS=2, num_warps=4, num_stages=1)),
+    (G(n=1, c=64, k=64, g=4, h=15, w=19, r=3, s=2, pad=(0, 2, 1), dilation=(1, 2, 3)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)),
+], ids=["28-cols", "56-cols", "stride2", "14-cols-4-warps", "dilated"])
+def test_row_reuse_sums_every_tap_once(geom, cfg):
+    """The row-reuse schedule, replayed in float64 on random phase images and filter tiles:
+    each warp's SPAN positions in runs of 16 (accumulator i: positions w * SPAN + 16 i ..),
+    each load of ``reuse_plan`` the 16 rows of its phase at run j plus its column shift for
+    every warp, added times each using tap's tile to the accumulator it names. Read back
+    as ``_places`` maps an accumulator's rows, every position holds the sum over taps of
+    its row at the tap's flat shift (the schedule without reuse), and no load reads past
+    the XCOPY positions copied."""
+    c = flat_consts(geom, cfg["BLOCK_M"], reuse=True)
+    wp, p, nph, xcopy = c["WP"], c["P"], c["NPH"], c["XCOPY"]
+    assert wp % 16 == 0 and c["ROWS"] >= 1
+    nw, bn = cfg["num_warps"], cfg["BLOCK_N"]
+    span = p // nw
+    _, sth, stw = geom.stride
+    _, dlh, dlw = geom.dilation
+    torch.manual_seed(0)
+    x = torch.randn(nph, xcopy, bn, dtype=torch.float64)
+    w = torch.randn(geom.r * geom.s, bn, bn, dtype=torch.float64)
+    ref = torch.zeros(p, bn, dtype=torch.float64)
+    for t in range(geom.r * geom.s):
+        ph, a, b = tap_place(t, geom.s, sth, stw, dlh, dlw)
+        ref += x[ph, a * wp + b:a * wp + b + p] @ w[t]
+    accs = torch.zeros(nw, span // 16, 16, bn, dtype=torch.float64)
+    mmas = 0
+    for ph, col, taps, loads in reuse_plan(geom.r, geom.s, sth, stw, dlh, dlw, wp, span // 16):
+        for j, uses in loads:
+            for warp in range(nw):
+                first = warp * span + 16 * j + col
+                assert first + 16 <= xcopy, "a load reads past the positions copied"
+                rows = x[ph, first:first + 16]
+                for i, u in uses:
+                    accs[warp, i] += rows @ w[taps[u]]
+                    mmas += 1
+    assert mmas == geom.r * geom.s * p // 16  # each tap once for every run of every warp
+    got = torch.empty_like(ref)
+    for i in range(span // 16):
+        m = torch.arange(16 * nw)
+        got[(m // 16) * span + 16 * i + m % 16] = accs[m // 16, i, m % 16]
+    assert float((got - ref).norm() / ref.norm()) < 1e-12
+    without, with_reuse = reuse_loads(geom, p, nw)
+    assert without == geom.r * geom.s * span // 16 and with_reuse < without
+
+
+@pytest.mark.parametrize("geom,cfg,takes", [
+    (G(n=32, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), True),
+    # two runs a warp on a 64-wide grid: a run loaded for one tap on average
+    (G(n=32, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=128, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), False),
+    (G(n=32, c=512, k=512, g=32, h=28, w=28, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), False),
+    (G(n=32, c=1024, k=1024, g=32, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=256, BLOCK_N=32, ITEMS=2, num_warps=2, num_stages=1), False),
+    # 7 columns: a 16-wide grid holds 4 rows of 64 positions where a 9-wide one holds 7
+    (G(n=32, c=512, k=512, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=64, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), False),
+    (G(n=8, c=128, k=128, g=32, d=8, h=28, w=28, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=4, num_warps=2, num_stages=1), True),
+], ids=["28-cols", "56-cols-2-runs", "stride2", "32-channels", "7-cols", "3d"])
+def test_row_reuse_rule(geom, cfg, takes):
+    """Which configs take the row-reuse schedule (call 268: stride 1, 16-channel tiles,
+    the item's rows kept by the rounded grid, at most 1 / 1.5 of the runs loaded); where
+    they do, the launch's flat layout is the rounded grid's and the items count its rows."""
+    assert row_reuse(geom, cfg) is takes
+    c = flat_item(geom, cfg)
+    assert c == flat_consts(geom, cfg["BLOCK_M"], reuse=takes)
+    assert c["ROWS"] == flat_consts(geom, cfg["BLOCK_M"])["ROWS"]
+    assert (c["WP"] % 16 == 0) if takes else c["WP"] == flat_consts(geom, cfg["BLOCK_M"])["WP"]
+    od, oh, _ = geom.out_spatial
+    assert FWD.items(geom, cfg) == geom.n * od * -(-oh // c["ROWS"])
 
 
 @pytest.mark.parametrize("geom,items", [

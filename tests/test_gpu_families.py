@@ -47,6 +47,10 @@ FLAT_CASES = {
                                     pad=(0, 1, 1)), torch.float16, "relu"),
     "cg8_s3x2": (ConvGeometry(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2),
                               pad=(0, 0, 2), dilation=(1, 2, 1)), torch.float16, "relu6"),
+    # the row-reuse schedule (28 columns: a 32-wide grid) in bfloat16
+    "cg8_28x28_reuse_bf16": (ConvGeometry(n=2, c=256, k=256, g=32, h=28, w=28, r=3, s=3,
+                                          pad=(0, 1, 1), dtype="bfloat16"),
+                             torch.bfloat16, "silu"),
     # 3D: a program sums an item's depth taps (ResNeXt3D-50's layer2.1 and layer2.0 shapes)
     "cg8_3d": (ConvGeometry(n=2, c=256, k=256, g=32, d=4, h=14, w=14, t=3, r=3, s=3,
                             pad=(1, 1, 1), dims=3), torch.float16, "relu"),

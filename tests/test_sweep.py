@@ -220,7 +220,44 @@ def test_retire_strided_only_keeps_the_familys_unstrided_rows(full_run, tmp_path
     assert (tmp_path / "strided.retired.csv").read_text().splitlines(keepends=True)[1:] == \
         strided
     assert cli.main(["retire", "--strided-only", "--max-spread", "2", str(out)]) == 2
-    assert "--strided-only narrows --families" in capsys.readouterr().err
+    assert "narrow --families" in capsys.readouterr().err
+
+
+def test_retire_row_reuse_only_takes_the_configs_that_run_it(tmp_path, capsys):
+    """--row-reuse-only narrows --families to the rows of grouped_flat and its dgrad twin
+    whose config runs the row-reuse schedule on the row's problem (kernels/grouped_flat.py
+    row_reuse; the twin on the forward problem it launches); the other rows stay."""
+    from convdispatch.kernels.dgrad_forward import ForwardDgradFamily
+    from convdispatch.kernels.grouped_flat import row_reuse
+
+    root = Path(__file__).resolve().parents[1] / "data" / "sweeps" / "h100"
+    pid = "resnext50_32x4d/layer2.1.conv2/n32/float16"
+    fwd = pd.read_csv(root / "holdout.csv")
+    fwd = fwd[(fwd.problem_id == pid) & fwd.family.isin(["grouped_flat", "grouped_packed"])]
+    out = tmp_path / "flat.csv"
+    fwd.to_csv(out, index=False)
+    geom = ConvGeometry.from_row(fwd.iloc[0])
+    takes = [f == "grouped_flat" and row_reuse(geom, Config.parse(c))
+             for f, c in zip(fwd.family, fwd.config)]
+    assert 0 < sum(takes) < (fwd.family == "grouped_flat").sum()
+    assert cli.main(["retire", "--families", "grouped_flat,grouped_packed",
+                     "--row-reuse-only", str(out)]) == 0
+    assert f"{sum(takes)} rows of grouped_flat,grouped_packed (row-reuse configs) moved" in \
+        capsys.readouterr().out
+    assert len(read_sweep(out)) == len(fwd) - sum(takes)
+    retired = read_sweep(tmp_path / "flat.retired.csv")
+    assert sorted(retired.config) == sorted(fwd.config[takes])
+    # The dgrad twin's rows: the same rule on the forward problem of dX.
+    dgrad = pd.read_csv(root / "bwd_dgrad.csv")
+    dgrad = dgrad[(dgrad.problem_id == pid) & (dgrad.family == "dgrad_grouped_flat")]
+    out = tmp_path / "twin.csv"
+    dgrad.to_csv(out, index=False)
+    (problem,) = ForwardDgradFamily.problems(geom)
+    takes = [row_reuse(problem, Config.parse(c)) for c in dgrad.config]
+    assert 0 < sum(takes) < len(dgrad)
+    assert cli.main(["retire", "--families", "dgrad_grouped_flat", "--row-reuse-only",
+                     str(out)]) == 0
+    assert len(read_sweep(tmp_path / "twin.retired.csv")) == sum(takes)
 
 
 def test_pool_that_fails_to_close_keeps_the_runs_summary(tmp_path, monkeypatch, capsys):

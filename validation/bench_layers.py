@@ -285,6 +285,31 @@ def rerun_lines(first_call: str, again_call: str,
     return out
 
 
+def backward_run_lines(new: list[dict[str, dict]], old: list[dict[str, dict]], new_call: str,
+                       old_call: str) -> str:
+    """One sentence on runs of one backward pass of the same layers (``bench_backward``'s
+    ``bench.csv`` rows of direction "full", by problem id) in two calls: each run's geomean
+    x cuDNN, each layer's best of the runs old / new (ours, cuDNN's), the choices changed
+    (against the first old run) and the lowest layer of the new runs."""
+    pids = list(new[0])
+
+    def best(runs: list[dict[str, dict]], key: str) -> list[float]:
+        return [min(float(run[p][key]) for run in runs) for p in pids]
+
+    def runs_x(runs: list[dict[str, dict]]) -> str:
+        return ", ".join(f"{geomean([float(run[p]['speedup_vs_cudnn']) for p in pids]):.3f}"
+                         for run in runs)
+
+    ours = geomean([o / n for o, n in zip(best(old, "ours_us"), best(new, "ours_us"))])
+    cudnn = geomean([o / n for o, n in zip(best(old, "cudnn_us"), best(new, "cudnn_us"))])
+    changed = sum(new[0][p]["chosen"] != old[0][p]["chosen"] for p in pids)
+    low = min(float(run[p]["speedup_vs_cudnn"]) for run in new for p in pids)
+    return (f"x cuDNN, call {new_call}: {runs_x(new)}; call {old_call}: {runs_x(old)}. Each "
+            f"layer's best of the runs, call {old_call} / call {new_call}: ours {ours:.3f}, "
+            f"cuDNN's {cudnn:.3f}. Choices changed: {changed} of {len(pids)}. Lowest layer in "
+            f"call {new_call}: {low:.2f}.")
+
+
 def layer_pair_lines(old: dict[str, dict], new: list[dict], category_name: str,
                      before: str, after: str) -> list[str]:
     """Markdown rows of two runs' layers of one category (``bench.csv`` rows; ``old`` by

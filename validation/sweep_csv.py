@@ -190,16 +190,32 @@ def append_rows(path: str | os.PathLike, rows: Iterable[Mapping]) -> int:
     return len(rows)
 
 
+def runs_row_reuse(row: Mapping) -> bool:
+    """Whether a sweep row is grouped_flat's (or its dgrad twin's) with a config that runs
+    the row-reuse schedule (``kernels.grouped_flat.row_reuse``) on the row's geometry (the
+    twin: on a forward problem its launch runs)."""
+    from ..kernels.base import Config
+    from ..kernels.dgrad_forward import ForwardDgradFamily
+    from ..kernels.grouped_flat import row_reuse
+
+    geom, cfg = ConvGeometry.from_row(row), Config.parse(row["config"])
+    if row["family"] == "dgrad_grouped_flat":
+        return any(row_reuse(p, cfg) for p in ForwardDgradFamily.problems(geom))
+    return row["family"] == "grouped_flat" and row_reuse(geom, cfg)
+
+
 def retire_rows(path: str | os.PathLike, families: Iterable[str] = (),
                 max_spread: float | None = None,
-                strided_only: bool = False, dead_taps: bool = False) -> tuple[int, Path]:
+                strided_only: bool = False, dead_taps: bool = False,
+                row_reuse_only: bool = False) -> tuple[int, Path]:
     """Move rows that must be measured again from a sweep CSV to ``<name>.retired.csv``
     beside it: those of ``families`` (whose kernel changed; with ``strided_only``, only
-    their rows of strided convolutions), with ``max_spread`` those whose timing was
-    disturbed (P80 / P20 latency above it), and with ``dead_taps`` those of problems whose
-    filter has taps that read only padding (a forward kernel now runs them without
-    those taps: ``kernels/dead_taps.py``). Returns (rows moved,
-    that file). The kept lines stay byte for byte; the CSV is replaced atomically after
+    their rows of strided convolutions; with ``row_reuse_only``, only their rows whose
+    config runs grouped_flat's row-reuse schedule: ``runs_row_reuse``), with
+    ``max_spread`` those whose timing was disturbed (P80 / P20 latency above it), and with
+    ``dead_taps`` those of problems whose filter has taps that read only padding (a
+    forward kernel now runs them without those taps: ``kernels/dead_taps.py``). Returns
+    (rows moved, that file). The kept lines stay byte for byte; the CSV is replaced atomically after
     the moved rows are safely appended, so a kill loses no row."""
     p = Path(path)
     families = set(families)
@@ -207,6 +223,9 @@ def retire_rows(path: str | os.PathLike, families: Iterable[str] = (),
     pick = df["family"].isin(families)
     if strided_only:
         pick &= df[["stride_d", "stride_h", "stride_w"]].gt(1).any(axis=1)
+    if row_reuse_only:
+        pick &= pd.Series([runs_row_reuse(row._asdict()) for row in df.itertuples()],
+                          index=df.index)
     if max_spread is not None:
         spread = df["latency_p80_us"] / df["latency_p20_us"]
         pick |= spread.gt(max_spread).fillna(False)

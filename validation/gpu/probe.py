@@ -34,6 +34,7 @@ GRP = "resnext50_32x4d/layer1.0.conv2/n32/float16"
 DENSE = "resnet50/layer4.1.conv2/n32/float16"
 GRP2 = "resnext50_32x4d/layer2.0.conv2/n32/float16"  # 3x3, stride 2, 32 groups of 8
 GRP3 = "resnext50_32x4d/layer3.0.conv2/n32/float16"  # 3x3, stride 2, 32 groups of 16
+V3D1 = "video3d/resnext3d_50.layer1.0.conv2/n8/float16"  # 3x3x3, 32 groups of 4
 V3D2 = "video3d/resnext3d_50.layer2.0.conv2/n8/float16"  # 3x3x3, stride 2, 32 groups of 8
 PW24 = "mobilenet_v2/features.3.conv.2/n32/float16"  # 1x1, 144 -> 24 channels, 56x56
 PW144 = "mobilenet_v2/features.3.conv.0.0/n32/float16"  # 1x1, 24 -> 144 channels, 56x56
@@ -67,6 +68,12 @@ TARGETS = {
                           "num_warps=4"),
     "grp3_cudnn": (GRP3, None),
     "grp_flat": (GRP, "grouped_flat:BLOCK_M=128;BLOCK_N=16;ITEMS=28;num_stages=1;num_warps=2"),
+    # The row-reuse schedule (forty-second session): model 24623ad94dae's choices for
+    # ResNeXt-50 layer1.0 at batch 32 and ResNeXt3D-50 layer1.0 at batch 8.
+    "grp_flat_reuse": (GRP, "grouped_flat:BLOCK_M=256;BLOCK_N=16;ITEMS=14;num_stages=1;"
+                            "num_warps=2"),
+    "v3d1_flat_reuse": (V3D1, "grouped_flat:BLOCK_M=256;BLOCK_N=16;ITEMS=4;num_stages=1;"
+                              "num_warps=2"),
     "v3d2_packed": (V3D2, "grouped_packed:BLOCK_K=32;BLOCK_M=128;BLOCK_N=32;num_stages=4;"
                           "num_warps=4"),
     "v3d2_taps": (V3D2, "grouped_packed:BLOCK_K=128;BLOCK_M=64;BLOCK_N=32;num_stages=3;"

@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 from convdispatch.validation.bench_layers import (
+    backward_run_lines,
     category_pair_lines,
     layer_pair_lines,
     rerun_lines,
@@ -116,23 +117,8 @@ def backward_table() -> list[str]:
     new = [full(HERE / "call267" / f"bwd_full_grouped6_{i}") for i in (1, 2)]
     old = [full(HERE.parent / "backward_pass_h100" / "call225" / f"bwd_full_grouped6_{i}")
            for i in (6, 7, 8, 9)]
-    pids = list(new[0])
-
-    def best(runs: list[dict[str, dict]], key: str) -> list[float]:
-        return [min(float(run[p][key]) for run in runs) for p in pids]
-
-    def runs_x(runs: list[dict[str, dict]]) -> str:
-        return ", ".join(f"{geomean([float(run[p]['speedup_vs_cudnn']) for p in pids]):.3f}"
-                         for run in runs)
-
-    ours = geomean([o / n for o, n in zip(best(old, "ours_us"), best(new, "ours_us"))])
-    cudnn = geomean([o / n for o, n in zip(best(old, "cudnn_us"), best(new, "cudnn_us"))])
-    changed = sum(new[0][p]["chosen"] != old[0][p]["chosen"] for p in pids)
-    low = min(float(run[p]["speedup_vs_cudnn"]) for run in new for p in pids)
     return ["## One backward pass of the grouped layers (call 267)", "",
-            f"x cuDNN, call 267: {runs_x(new)}; call 225: {runs_x(old)}. Each layer's best "
-            f"of the runs, call 225 / call 267: ours {ours:.3f}, cuDNN's {cudnn:.3f}. "
-            f"Choices changed: {changed} of {len(pids)}. Lowest layer in call 267: {low:.2f}."]
+            backward_run_lines(new, old, "267", "225")]
 
 
 def main() -> None:
