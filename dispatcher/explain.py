@@ -11,7 +11,7 @@ from ..kernels.dead_taps import trim_dead_taps
 from ..kernels.device import DeviceSpec, interpreter_enabled, lookup, spec_of
 from ..kernels.geometry import ConvGeometry
 from . import args as argcheck
-from . import fused_pair
+from . import fused_pair, registry
 from .api import decide, unsupported_reason
 from .selection import RULE
 
@@ -35,6 +35,9 @@ class Explanation:
     # Forward: the filter window the kernel runs where taps that read only padding are
     # dropped (``kernels/dead_taps.py``), else None.
     live_taps: str | None = None
+    # What the chosen candidate's launch runs that its knobs do not name
+    # (``KernelFamily.schedule``), else None.
+    schedule: str | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -43,7 +46,7 @@ class Explanation:
             "candidate": self.candidate.id if self.candidate else None,
             "reason": self.reason, "fallback": self.fallback, "score_unit": self.score_unit,
             "ranked": [(c.id, s) for c, s in self.ranked], "pair": self.pair,
-            "live_taps": self.live_taps,
+            "live_taps": self.live_taps, "schedule": self.schedule,
         }
 
     def __str__(self) -> str:
@@ -53,7 +56,10 @@ class Explanation:
         if self.fallback:
             lines.append(f"fallback : torch.nn.functional ({self.fallback})")
             return "\n".join(lines)
-        lines += [f"chosen   : {self.candidate.id}", f"reason   : {self.reason}",
+        lines.append(f"chosen   : {self.candidate.id}")
+        if self.schedule:
+            lines.append(f"schedule : {self.schedule}")
+        lines += [f"reason   : {self.reason}",
                   f"ranked   : {len(self.ranked)} feasible candidates ({self.score_unit})"]
         if self.pair:
             lines.insert(-1, f"pair     : {self.pair}")
@@ -120,7 +126,18 @@ def explain(input: torch.Tensor | ConvGeometry, weight: torch.Tensor | None = No
                     "(backward_pair, or no fused kernel for it: dispatcher/fused_pair.py)")
     return Explanation(geom, device, dec.chooser, dec.candidate, dec.reason, list(dec.ranked),
                        dec.model, dec.score_unit, pair=pair,
-                       live_taps=live_taps_note(geom) if direction == "forward" else None)
+                       live_taps=live_taps_note(geom) if direction == "forward" else None,
+                       schedule=schedule_note(geom, dec.candidate, direction))
+
+
+def schedule_note(geom: ConvGeometry, cand: Candidate | None, direction: str) -> str | None:
+    """``KernelFamily.schedule`` of the chosen candidate (on the geometry a forward launch
+    runs: without its dead taps), None for none or a candidate of no registered family."""
+    names = {f.name for f in registry.families(None)}
+    if cand is None or cand.family not in names:
+        return None
+    run = trim_dead_taps(geom) if direction == "forward" else geom
+    return registry.family(cand.family).schedule(run, cand.config)
 
 
 def live_taps_note(geom: ConvGeometry) -> str | None:

@@ -219,6 +219,11 @@ class KernelFamily:
         """Shared memory the pipelined operand tiles need (an estimate)."""
         return 0
 
+    def schedule(self, geom: ConvGeometry, cfg: Config) -> str | None:
+        """What a launch of ``cfg`` on ``geom`` runs that its knobs do not name (a rule's
+        choice of schedule, for ``explain()``), or None."""
+        return None
+
     def feasible(self, geom: ConvGeometry, cfg: Config, device: DeviceSpec) -> str | None:
         return self.rejects(geom) or self.config_ok(geom, cfg, device)
 

@@ -254,6 +254,10 @@ class ForwardDgradFamily(GradFamily):
             return [tg] if tg is not None else []
         return [p.geom for p in phase_problems(geom) or () if p.geom is not None]
 
+    def schedule(self, geom, cfg) -> str | None:
+        return next((note for tg in self.problems(geom)
+                     if (note := self.forward.schedule(tg, cfg)) is not None), None)
+
     def hard_ok(self, geom, cfg, device) -> str | None:
         for tg in self.problems(geom):
             if reason := self.forward.hard_ok(tg, cfg, device):

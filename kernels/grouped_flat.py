@@ -17,8 +17,8 @@ channels wide keep every tap's filter tile in registers for all the items
 Row reuse (``row_reuse``): on a grid rounded to 16 columns, the taps that read one phase
 at one column shift differ by whole runs of 16 rows, so each warp holds its P / num_warps
 positions as runs of 16 (an accumulator each) and loads each run of the buffer once for
-every such tap (``flat_grid.reuse_plan``): at stride 1, a third to a half of the
-shared-memory operand loads.
+every such tap (``flat_grid.reuse_plan``): 0.3 to 0.67 of the shared-memory operand
+loads it took (ResNeXt-50 layer2.1, 8 runs a warp: 36 a plane where 72 were).
 
 In 3D an item is ROWS output rows of one output depth slice, and a program steps through
 its depth taps: each step copies the input slice that depth tap reads (zeros where that
@@ -394,6 +394,16 @@ class GroupedFlatFamily(KernelFamily):
         bn = cfg["BLOCK_N"]
         return (2 * c["NPH"] * c["XP"] + geom.t * geom.r * geom.s * bn) * bn * geom.elem_bytes
 
+    def schedule(self, geom, cfg: Config) -> str | None:
+        """The row-reuse note where ``row_reuse`` holds (the one schedule this family's
+        rules choose), else None."""
+        if not row_reuse(geom, cfg):
+            return None
+        without, with_reuse = reuse_loads(geom, cfg["BLOCK_M"], cfg["num_warps"])
+        return (f"row reuse: a {flat_item(geom, cfg)['WP']}-wide grid, each run of 16 rows "
+                f"loaded once for every tap that reads it ({with_reuse} of {without} operand "
+                "loads a filter plane)")
+
     def hard_ok(self, geom, cfg, device) -> str | None:
         if reason := (pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg)
                       or item_rejects(geom, cfg["BLOCK_M"])):
@@ -464,21 +474,23 @@ def filter_in_registers(geom, block: int) -> bool:
 
 
 # Taps' mmas a loaded run of 16 rows feeds, on average, from which an item takes the
-# row-reuse schedule (``flat_grid.reuse_plan``). Call 268 ran it wherever it loads 1 / 1.2
-# of the runs: per config, 1.10x (493 rows) at 16-channel tiles where it loads at most
-# 1 / 1.5 of them (stride 1: the filter's three rows share a phase) and the rounded grid
-# keeps the item's rows; 0.99x at stride 2 (1.2 to 1.41), 0.94x at 32-channel tiles, 0.82x
-# where an item lost rows to the rounding.
+# row-reuse schedule (``flat_grid.reuse_plan``). Call 268 ran it wherever it loads at most
+# 1 / 1.2 of the runs (validation/results/row_reuse_h100/derived.md): per config 1.10x
+# (train) at stride 1 with 16-channel tiles where the rounded grid keeps the item's rows
+# (at most 1 / 1.5 of the runs loaded there: a filter column's taps share a phase); 0.99x
+# at stride 2; 0.74-1.03x at 32-channel tiles; 0.74-0.96x where the rounding cost an item
+# rows.
 REUSE_MIN_GAIN = 1.5
 
 
 def row_reuse(geom, cfg: Config) -> bool:
     """Whether ``cfg`` runs the row-reuse schedule on ``geom``: each warp's positions in
     runs of 16 on a grid rounded to 16 columns, each run loaded once for every tap that
-    reads it. Taken by 16-channel tiles where the rounded grid holds as many rows an item
-    and that loads at most 1 / REUSE_MIN_GAIN of the runs a plane."""
+    reads it. Taken by 16-channel tiles at stride 1 along H and W (as measured; a 3D
+    conv's depth stride only picks the input slices) where the rounded grid holds as many
+    rows an item and that loads at most 1 / REUSE_MIN_GAIN of the runs a plane."""
     positions, nw = cfg["BLOCK_M"], cfg["num_warps"]
-    if cfg["BLOCK_N"] != 16 or positions < 16 * nw:
+    if cfg["BLOCK_N"] != 16 or positions < 16 * nw or geom.stride[1:] != (1, 1):
         return False
     if flat_consts(geom, positions, reuse=True)["ROWS"] != flat_consts(geom, positions)["ROWS"]:
         return False
@@ -488,5 +500,6 @@ def row_reuse(geom, cfg: Config) -> bool:
 
 def flat_item(geom, cfg: Config) -> dict:
     """``flat_consts`` of ``cfg``'s items on ``geom`` (its grid rounded where
-    ``row_reuse``)."""
+    ``row_reuse``: the same ROWS, so the rules that read the unrounded grid, such as
+    ``item_rejects``, hold for it too)."""
     return flat_consts(geom, cfg["BLOCK_M"], reuse=row_reuse(geom, cfg))

@@ -251,10 +251,10 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     per_tap = cfg["BLOCK_M"] // (16 * nw) * (bn // 8) * (bn // 16)
     assert 2 * geom.r * geom.s * per_tap == len(re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
     assert "ldmatrix" in ptx
-    if bn == 16 and geom.dims == 2:
-        # A's rows each tap of both items (with row reuse, each run once for all the taps
+    if bn == 16:
+        # A's rows each tap of both steps (with row reuse, each run once for all the taps
         # that read it: reuse_plan); the filter tiles (one ldmatrix a tap) once a program
-        # where they stay in registers (forward), else once an item (dgrad twin).
+        # where they stay in registers (2D forward), else once a step.
         b_loads = 1 if filter_in_registers(geom, bn) and not FORWARD_CASES[case][3] else 2
         a_loads = reuse_loads(geom, cfg["BLOCK_M"], nw)[row_reuse(geom, cfg)]
         assert len(re.findall(r"ldmatrix", ptx)) == 2 * a_loads + b_loads * geom.r * geom.s
@@ -354,30 +354,35 @@ def test_depth_planes_reproduce_the_3d_weight_gradient(geom):
     assert float((got - ref).norm() / ref.norm()) < 1e-12
 
 
-@pytest.mark.parametrize("geom,cfg", [
-    # ResNeXt-50 layer2.1 (28 columns: a 32-wide grid, 8 runs a warp); layer1.0 (56: a
-    # 64-wide grid); layer3.0's stride 2 (phases: rows 0 and 2 of the filter share one);
-    # 14 columns with 4 warps; dilation (2, 3) with a 2-column filter
+@pytest.mark.parametrize("geom,cfg,takes", [
+    # ResNeXt-50 layer2.1 (28 columns: a 32-wide grid, 8 runs a warp), also with 4 warps;
+    # layer1.0 (56: a 64-wide grid); ResNeXt3D-50 layer2.1's plane (14 columns: a 16-wide
+    # grid); plans the rule does not take: layer3.0's stride 2 (rows 0 and 2 of the filter
+    # share a phase), dilation (2, 3) with a 2-column filter
     (G(n=1, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
-     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), True),
+    (G(n=1, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=4, num_stages=1), True),
     (G(n=1, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),
-     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), True),
+    (G(n=1, c=256, k=256, g=32, d=4, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+     Config(BLOCK_M=128, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), True),
     (G(n=1, c=512, k=512, g=32, h=28, w=28, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
-     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)),
-    (G(n=1, c=64, k=64, g=2, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),
-     Config(BLOCK_M=256, BLOCK_N=32, ITEMS=2, num_warps=4, num_stages=1)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), False),
     (G(n=1, c=64, k=64, g=4, h=15, w=19, r=3, s=2, pad=(0, 2, 1), dilation=(1, 2, 3)),
-     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1)),
-], ids=["28-cols", "56-cols", "stride2", "14-cols-4-warps", "dilated"])
-def test_row_reuse_sums_every_tap_once(geom, cfg):
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), False),
+], ids=["28-cols", "28-cols-4-warps", "56-cols", "3d-14-cols", "stride2", "dilated"])
+def test_row_reuse_sums_every_tap_once(geom, cfg, takes):
     """The row-reuse schedule, replayed in float64 on random phase images and filter tiles:
     each warp's SPAN positions in runs of 16 (accumulator i: positions w * SPAN + 16 i ..),
     each load of ``reuse_plan`` the 16 rows of its phase at run j plus its column shift for
     every warp, added times each using tap's tile to the accumulator it names. Read back
     as ``_places`` maps an accumulator's rows, every position holds the sum over taps of
     its row at the tap's flat shift (the schedule without reuse), and no load reads past
-    the XCOPY positions copied."""
-    c = flat_consts(geom, cfg["BLOCK_M"], reuse=True)
+    the XCOPY positions copied. Where the rule takes the plan, on the launch's own flat
+    layout; else on the rounded grid (the plan holds there too)."""
+    assert row_reuse(geom, cfg) is takes
+    c = flat_item(geom, cfg) if takes else flat_consts(geom, cfg["BLOCK_M"], reuse=True)
     wp, p, nph, xcopy = c["WP"], c["P"], c["NPH"], c["XCOPY"]
     assert wp % 16 == 0 and c["ROWS"] >= 1
     nw, bn = cfg["num_warps"], cfg["BLOCK_N"]
@@ -415,9 +420,13 @@ def test_row_reuse_sums_every_tap_once(geom, cfg):
 @pytest.mark.parametrize("geom,cfg,takes", [
     (G(n=32, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
      Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), True),
-    # two runs a warp on a 64-wide grid: a run loaded for one tap on average
+    # four runs a warp on a 64-wide grid (a filter row 4 runs down): a run feeds one tap
+    # on average, 36 loads of 36
     (G(n=32, c=128, k=128, g=32, h=56, w=56, r=3, s=3, pad=(0, 1, 1)),
      Config(BLOCK_M=128, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), False),
+    # stride 2 along W only: a filter column's taps would share a phase, never measured
+    (G(n=32, c=256, k=256, g=32, h=28, w=56, r=3, s=3, stride=(1, 1, 2), pad=(0, 1, 1)),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), False),
     (G(n=32, c=512, k=512, g=32, h=28, w=28, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
      Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), False),
     (G(n=32, c=1024, k=1024, g=32, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),
@@ -427,7 +436,7 @@ def test_row_reuse_sums_every_tap_once(geom, cfg):
      Config(BLOCK_M=64, BLOCK_N=16, ITEMS=2, num_warps=2, num_stages=1), False),
     (G(n=8, c=128, k=128, g=32, d=8, h=28, w=28, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
      Config(BLOCK_M=256, BLOCK_N=16, ITEMS=4, num_warps=2, num_stages=1), True),
-], ids=["28-cols", "56-cols-2-runs", "stride2", "32-channels", "7-cols", "3d"])
+], ids=["28-cols", "56-cols-4-runs", "stride-w2", "stride2", "32-channels", "7-cols", "3d"])
 def test_row_reuse_rule(geom, cfg, takes):
     """Which configs take the row-reuse schedule (call 268: stride 1, 16-channel tiles,
     the item's rows kept by the rounded grid, at most 1 / 1.5 of the runs loaded); where
@@ -438,7 +447,42 @@ def test_row_reuse_rule(geom, cfg, takes):
     assert c["ROWS"] == flat_consts(geom, cfg["BLOCK_M"])["ROWS"]
     assert (c["WP"] % 16 == 0) if takes else c["WP"] == flat_consts(geom, cfg["BLOCK_M"])["WP"]
     od, oh, _ = geom.out_spatial
-    assert FWD.items(geom, cfg) == geom.n * od * -(-oh // c["ROWS"])
+    assert FWD.items(geom, cfg) == geom.n * od * -(-oh // flat_consts(geom, cfg["BLOCK_M"])["ROWS"])
+    # explain() names the schedule (the knobs do not)
+    note = FWD.schedule(geom, cfg)
+    assert (note is not None) is takes
+    if takes:
+        without, with_reuse = reuse_loads(geom, cfg["BLOCK_M"], cfg["num_warps"])
+        assert note.startswith(f"row reuse: a {c['WP']}-wide grid") and \
+            f"({with_reuse} of {without} operand loads" in note
+
+
+def test_explain_names_the_row_reuse_schedule():
+    """explain()'s schedule line: the chosen candidate's (the dgrad twin's on the forward
+    problem it launches; a forward call's on its geometry without dead taps), none for a
+    family with no such rule or a candidate of no registered family."""
+    from convdispatch.dispatcher.explain import Explanation, schedule_note
+    from convdispatch.kernels.base import Candidate
+
+    layer = G(n=32, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
+    reuse = Config(BLOCK_M=256, BLOCK_N=16, ITEMS=4, num_warps=2, num_stages=1)
+    plain = Config(BLOCK_M=128, BLOCK_N=32, ITEMS=4, num_warps=2, num_stages=1)
+    note = schedule_note(layer, Candidate("grouped_flat", reuse), "forward")
+    assert note == FWD.schedule(layer, reuse) and "36 of 72" in note
+    assert schedule_note(layer, Candidate("dgrad_grouped_flat", reuse), "dgrad") == note
+    assert schedule_note(layer, Candidate("grouped_flat", plain), "forward") is None
+    packed = Config(BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, num_warps=4, num_stages=3)
+    assert schedule_note(layer, Candidate("grouped_packed", packed), "forward") is None
+    assert schedule_note(layer, Candidate("backward_pair", Config()), "backward") is None
+    assert schedule_note(layer, None, "forward") is None
+    # A 1x1 map padded by 1: the forward call runs the live middle tap only (no reuse);
+    # the 3x3 filter would take it.
+    dead = G(n=32, c=256, k=256, g=32, h=1, w=1, r=3, s=3, pad=(0, 1, 1))
+    assert FWD.schedule(dead, reuse) is not None
+    assert schedule_note(dead, Candidate("grouped_flat", reuse), "forward") is None
+    shown = Explanation(layer, H100, "model", Candidate("grouped_flat", reuse), "why",
+                        schedule=note)
+    assert f"schedule : {note}" in str(shown) and shown.to_dict()["schedule"] == note
 
 
 @pytest.mark.parametrize("geom,items", [
