@@ -141,19 +141,21 @@ def main() -> None:
                  read(again / f"grouped6_{short}" / "bench.csv"))
                 for dtype, short in (("float16", "fp16"), ("bfloat16", "bf16"))]
         print("\n".join(rerun_lines("269", "270", runs)) + "\n")
-        print("## One backward pass of the grouped layers (call 270, dgrad model "
+        print("## One backward pass of the grouped layers (calls 270 and 272, dgrad model "
               "30406f020844)\n")
-        new = [full(again / "bwd_full_grouped6")]
+        new = [full(again / "bwd_full_grouped6")] + [
+            full(HERE / "call272" / f"bwd_full_grouped6_{i}") for i in (1, 2)]
         old = [full(before.parent / "call267" / f"bwd_full_grouped6_{i}") for i in (1, 2)]
-        print(backward_run_lines(new, old, "270", "267") + "\n")
-        print("| layer | call 267 ours (us), two runs | call 270 ours | in order, 267 / 270 | "
-              "chosen (270) |")
+        print(backward_run_lines(new, old, "270/272", "267") + "\n")
+        print("| layer | call 267 ours (us), two runs | calls 270, 272 ours (three runs) | "
+              "in order, 267 / 270 | chosen (270) |")
         print("|---|---|---|---|---|")
         for pid, row in new[0].items():
             o1, o2 = (run[pid] for run in old)
-            print(f"| {pid} | {float(o1['ours_us']):.1f}, {float(o2['ours_us']):.1f} | "
-                  f"{float(row['ours_us']):.1f} | {float(o1['in_order_us']):.1f} / "
-                  f"{float(row['in_order_us']):.1f} | {row['chosen']} |")
+            ours = ", ".join(f"{float(run[pid]['ours_us']):.1f}" for run in new)
+            print(f"| {pid} | {float(o1['ours_us']):.1f}, {float(o2['ours_us']):.1f} | {ours} | "
+                  f"{float(o1['in_order_us']):.1f} / {float(row['in_order_us']):.1f} | "
+                  f"{row['chosen']} |")
 
 
 def full(path: Path) -> dict[str, dict]:
