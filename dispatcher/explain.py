@@ -127,17 +127,7 @@ def explain(input: torch.Tensor | ConvGeometry, weight: torch.Tensor | None = No
     return Explanation(geom, device, dec.chooser, dec.candidate, dec.reason, list(dec.ranked),
                        dec.model, dec.score_unit, pair=pair,
                        live_taps=live_taps_note(geom) if direction == "forward" else None,
-                       schedule=schedule_note(geom, dec.candidate, direction))
-
-
-def schedule_note(geom: ConvGeometry, cand: Candidate | None, direction: str) -> str | None:
-    """``KernelFamily.schedule`` of the chosen candidate (on the geometry a forward launch
-    runs: without its dead taps), None for none or a candidate of no registered family."""
-    names = {f.name for f in registry.families(None)}
-    if cand is None or cand.family not in names:
-        return None
-    run = trim_dead_taps(geom) if direction == "forward" else geom
-    return registry.family(cand.family).schedule(run, cand.config)
+                       schedule=registry.schedule(geom, dec.candidate))
 
 
 def live_taps_note(geom: ConvGeometry) -> str | None:

@@ -25,6 +25,18 @@ def family(name: str) -> KernelFamily:
         raise ValueError(f"unknown kernel family {name!r}; known: {sorted(_BY_NAME)}") from None
 
 
+def schedule(geom: ConvGeometry, cand: Candidate | None) -> str | None:
+    """What a launch of ``cand`` on ``geom`` runs that its knobs do not name
+    (``KernelFamily.schedule``), on the geometry the launch runs (a forward one without its
+    taps that read only padding, as in ``candidates``); None for no candidate or one of no
+    registered family."""
+    fam = None if cand is None else _BY_NAME.get(cand.family)
+    if fam is None:
+        return None
+    return fam.schedule(trim_dead_taps(geom) if fam.direction == "forward" else geom,
+                        cand.config)
+
+
 def candidates(geom: ConvGeometry, device: DeviceSpec,
                direction: str = "forward") -> list[Candidate]:
     """Every feasible (family, config) of ``direction`` for a geometry on a device, in

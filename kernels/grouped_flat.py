@@ -400,7 +400,8 @@ class GroupedFlatFamily(KernelFamily):
         if not row_reuse(geom, cfg):
             return None
         without, with_reuse = reuse_loads(geom, cfg["BLOCK_M"], cfg["num_warps"])
-        return (f"row reuse: a {flat_item(geom, cfg)['WP']}-wide grid, each run of 16 rows "
+        wp = flat_consts(geom, cfg["BLOCK_M"], reuse=True)["WP"]
+        return (f"row reuse: a {wp}-wide grid, each run of 16 rows "
                 f"loaded once for every tap that reads it ({with_reuse} of {without} operand "
                 "loads a filter plane)")
 
@@ -446,7 +447,8 @@ class GroupedFlatFamily(KernelFamily):
     def launch(self, call: ConvCall, cfg: Config) -> None:
         g = call.geom
         bn = cfg["BLOCK_N"]
-        c = flat_item(g, cfg)
+        reuse = row_reuse(g, cfg)
+        c = flat_consts(g, cfg["BLOCK_M"], reuse=reuse)
         gpt = self.gpt(g, cfg)
         od, oh, ow = g.out_spatial
         x = aligned_pixels(call.x)
@@ -463,7 +465,7 @@ class GroupedFlatFamily(KernelFamily):
             TRANSPOSED=call.transposed_w,
             # (The dgrad twin keeps the loads its sweep rows measured.)
             B_REGS=filter_in_registers(g, bn) and not call.transposed_w,
-            REUSE=row_reuse(g, cfg), num_warps=cfg["num_warps"], **c)
+            REUSE=reuse, num_warps=cfg["num_warps"], **c)
 
 
 def filter_in_registers(geom, block: int) -> bool:

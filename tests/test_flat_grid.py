@@ -461,25 +461,26 @@ def test_explain_names_the_row_reuse_schedule():
     """explain()'s schedule line: the chosen candidate's (the dgrad twin's on the forward
     problem it launches; a forward call's on its geometry without dead taps), none for a
     family with no such rule or a candidate of no registered family."""
-    from convdispatch.dispatcher.explain import Explanation, schedule_note
+    from convdispatch.dispatcher import registry
+    from convdispatch.dispatcher.explain import Explanation
     from convdispatch.kernels.base import Candidate
 
     layer = G(n=32, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
     reuse = Config(BLOCK_M=256, BLOCK_N=16, ITEMS=4, num_warps=2, num_stages=1)
     plain = Config(BLOCK_M=128, BLOCK_N=32, ITEMS=4, num_warps=2, num_stages=1)
-    note = schedule_note(layer, Candidate("grouped_flat", reuse), "forward")
+    note = registry.schedule(layer, Candidate("grouped_flat", reuse))
     assert note == FWD.schedule(layer, reuse) and "36 of 72" in note
-    assert schedule_note(layer, Candidate("dgrad_grouped_flat", reuse), "dgrad") == note
-    assert schedule_note(layer, Candidate("grouped_flat", plain), "forward") is None
+    assert registry.schedule(layer, Candidate("dgrad_grouped_flat", reuse)) == note
+    assert registry.schedule(layer, Candidate("grouped_flat", plain)) is None
     packed = Config(BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, num_warps=4, num_stages=3)
-    assert schedule_note(layer, Candidate("grouped_packed", packed), "forward") is None
-    assert schedule_note(layer, Candidate("backward_pair", Config()), "backward") is None
-    assert schedule_note(layer, None, "forward") is None
+    assert registry.schedule(layer, Candidate("grouped_packed", packed)) is None
+    assert registry.schedule(layer, Candidate("backward_pair", Config())) is None
+    assert registry.schedule(layer, None) is None
     # A 1x1 map padded by 1: the forward call runs the live middle tap only (no reuse);
     # the 3x3 filter would take it.
     dead = G(n=32, c=256, k=256, g=32, h=1, w=1, r=3, s=3, pad=(0, 1, 1))
     assert FWD.schedule(dead, reuse) is not None
-    assert schedule_note(dead, Candidate("grouped_flat", reuse), "forward") is None
+    assert registry.schedule(dead, Candidate("grouped_flat", reuse)) is None
     shown = Explanation(layer, H100, "model", Candidate("grouped_flat", reuse), "why",
                         schedule=note)
     assert f"schedule : {note}" in str(shown) and shown.to_dict()["schedule"] == note

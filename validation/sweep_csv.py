@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..kernels.dead_taps import has_dead_taps, trim_dead_taps
+from ..kernels.dead_taps import has_dead_taps
 from ..kernels.geometry import ConvGeometry
 from .sweep_schema import COLUMNS, KEY_COLUMNS, STATUSES
 
@@ -192,17 +192,16 @@ def append_rows(path: str | os.PathLike, rows: Iterable[Mapping]) -> int:
 
 def runs_row_reuse(row: Mapping) -> bool:
     """Whether a sweep row is grouped_flat's (or its dgrad twin's) with a config that runs
-    the row-reuse schedule (``kernels.grouped_flat.row_reuse``) where its launch does: a
-    forward call on its geometry without dead taps, the twin on a forward problem it
-    launches (``ForwardDgradFamily.schedule``)."""
+    the row-reuse schedule (``kernels.grouped_flat.row_reuse``, the one schedule those
+    families name: ``registry.schedule``) where its launch does: a forward call on its
+    geometry without dead taps, the twin on a forward problem it launches."""
     from ..dispatcher import registry
-    from ..kernels.base import Config
-    from ..kernels.grouped_flat import row_reuse
+    from ..kernels.base import Candidate, Config
 
-    geom, cfg = ConvGeometry.from_row(row), Config.parse(row["config"])
-    if row["family"] == "dgrad_grouped_flat":
-        return registry.family(row["family"]).schedule(geom, cfg) is not None
-    return row["family"] == "grouped_flat" and row_reuse(trim_dead_taps(geom), cfg)
+    if row["family"] not in ("grouped_flat", "dgrad_grouped_flat"):
+        return False
+    cand = Candidate(row["family"], Config.parse(row["config"]))
+    return registry.schedule(ConvGeometry.from_row(row), cand) is not None
 
 
 def retire_rows(path: str | os.PathLike, families: Iterable[str] = (),
