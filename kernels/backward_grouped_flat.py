@@ -293,9 +293,11 @@ if HAVE_GLUON:
                DEPTH, LX)
         # dX's tiles, while the first copies are in flight: tile t is tap t's filter read
         # transposed (rows dX's channels c, columns dY's k), as dX's conv of dY takes it.
+        # Tap by tap, as this family's rows were measured (grouped_flat loads a plane at
+        # once: validation/results/filter_burst_h100/).
         for td in gl.static_range(T):
             filter_tiles(w_smem, td * R * S, w_ptr + td * sft, pack, CTOT, sfc, sfk, sfr,
-                         sfs, CG, KG, GPT, R, S, BLOCK, True, LX)
+                         sfs, CG, KG, GPT, R, S, BLOCK, True, LX, False)
         for it in range(0, ITEMS_PER_SPLIT, 2):
             for buf in gl.static_range(2):
                 item = first + it + buf

@@ -251,13 +251,17 @@ if HAVE_GLUON:
     def filter_tiles(w_smem, TAP0: gl.constexpr, w_ptr, pack, K, swk, swc, swr, sws,
                      KG: gl.constexpr,
                      CG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
-                     BLOCK: gl.constexpr, TRANSPOSED: gl.constexpr, LX: gl.constexpr):
+                     BLOCK: gl.constexpr, TRANSPOSED: gl.constexpr, LX: gl.constexpr,
+                     BURST: gl.constexpr):
         """Every tap's block-diagonal [BLOCK, BLOCK] filter tile of pack ``pack`` of GPT
         groups into ``w_smem`` (tile TAP0 + t: tap t at strides swr, sws), loaded in the copies'
         layout LX (runs of 8 input channels, contiguous in a channels_last filter): rows
         the conv's output channels (K of them, KG a group), columns its input channels (CG
         a group). TRANSPOSED: the stored filter's rows are the conv's input channels (dX
-        as a conv of dY)."""
+        as a conv of dY). BURST: every tap's loads are issued before the first store, so
+        the plane waits on one round trip to memory; else tap by tap (a store, and the
+        barrier between stores to one buffer, before the next tap's loads: R * S round
+        trips, what ``backward_grouped_flat``'s rows were measured with)."""
         k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
         c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         kw = gl.expand_dims(pack * (GPT * KG) + k_rel, 1)
@@ -268,10 +272,20 @@ if HAVE_GLUON:
             w_off = (kw % KG) * swk + (pack * (GPT * CG) + cw) * swc
         else:
             w_off = kw * swk + (cw % CG) * swc
-        for t in gl.static_range(R * S):
-            tile = gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws), mask=w_ok,
-                           other=0.0)
-            w_smem.index(TAP0 + t).store(tile)
+        if BURST:
+            # (A plane's values are in registers at once: 72 a thread for 3x3 taps of
+            # 16-channel tiles over 2 warps.)
+            tiles = ()
+            for t in gl.static_range(R * S):
+                tiles = tiles + (gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws),
+                                         mask=w_ok, other=0.0),)
+            for t in gl.static_range(R * S):
+                w_smem.index(TAP0 + t).store(tiles[t])
+        else:
+            for t in gl.static_range(R * S):
+                tile = gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws), mask=w_ok,
+                               other=0.0)
+                w_smem.index(TAP0 + t).store(tile)
 
     @gluon.jit
     def unit_rows(dtype: gl.constexpr, ROWS: gl.constexpr, BLOCK: gl.constexpr):

@@ -240,7 +240,8 @@ FORWARD_CASES = [
                          "cg8-reuse-epilogue", "cg8-reuse-transposed-bf16"])
 def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     """Two items an iteration, each tap one mma pass over an item's P positions (ldmatrix
-    operands), 16-byte cp.async input copies, shared memory as the rule counts it."""
+    operands), 16-byte cp.async input copies, the filter tiles loaded a plane at once,
+    shared memory as the rule counts it."""
     geom, cfg, _, _ = FORWARD_CASES[case]
     assert FWD.runnable(geom, cfg, H100) is None
     ptx, shared = compile_sm90("forward", case, tmp_path)
@@ -259,6 +260,12 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
         a_loads = reuse_loads(geom, cfg["BLOCK_M"], nw)[row_reuse(geom, cfg)]
         assert len(re.findall(r"ldmatrix", ptx)) == 2 * a_loads + b_loads * geom.r * geom.s
     assert row_reuse(geom, cfg) is (case in (4, 6, 7))  # the cases of the row-reuse schedule
+    # The filter tiles load a plane at once: every tap's global loads before the barrier
+    # that follows the plane's stores (tap by tap there was one between each two taps).
+    prologue = ptx[:ptx.index("mma.sync")]
+    ops = re.findall(r"\b(ld\.global|bar\.sync)", prologue)
+    runs = sum(1 for i, op in enumerate(ops) if op == "ld.global" and (i == 0 or ops[i - 1] != op))
+    assert runs == geom.t, (runs, geom.t)
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
     assert sizes == {"0x10"}, sizes
     # The output leaves in 16-byte stores (8 channels a thread), whole 32-byte sectors

@@ -36,6 +36,7 @@ GRP2 = "resnext50_32x4d/layer2.0.conv2/n32/float16"  # 3x3, stride 2, 32 groups 
 GRP3 = "resnext50_32x4d/layer3.0.conv2/n32/float16"  # 3x3, stride 2, 32 groups of 16
 V3D1 = "video3d/resnext3d_50.layer1.0.conv2/n8/float16"  # 3x3x3, 32 groups of 4
 V3D2 = "video3d/resnext3d_50.layer2.0.conv2/n8/float16"  # 3x3x3, stride 2, 32 groups of 8
+V3D21 = "video3d/resnext3d_50.layer2.1.conv2/n8/float16"  # 3x3x3, 32 groups of 8, 4x14x14
 PW24 = "mobilenet_v2/features.3.conv.2/n32/float16"  # 1x1, 144 -> 24 channels, 56x56
 PW144 = "mobilenet_v2/features.3.conv.0.0/n32/float16"  # 1x1, 24 -> 144 channels, 56x56
 TARGETS = {
@@ -74,6 +75,12 @@ TARGETS = {
                             "num_warps=2"),
     "v3d1_flat_reuse": (V3D1, "grouped_flat:BLOCK_M=256;BLOCK_N=16;ITEMS=4;num_stages=1;"
                               "num_warps=2"),
+    # The flat kernel at stride 2 (ResNeXt-50 layer2.0 at batch 32, model 24623ad94dae's
+    # fastest flat row) and on a 3D layer at batch 8 (forty-third session).
+    "grp2_flat": (GRP2, "grouped_flat:BLOCK_M=128;BLOCK_N=16;ITEMS=14;num_stages=1;"
+                        "num_warps=4"),
+    "v3d21_flat": (V3D21, "grouped_flat:BLOCK_M=256;BLOCK_N=16;ITEMS=2;num_stages=1;"
+                          "num_warps=2"),
     "v3d2_packed": (V3D2, "grouped_packed:BLOCK_K=32;BLOCK_M=128;BLOCK_N=32;num_stages=4;"
                           "num_warps=4"),
     "v3d2_taps": (V3D2, "grouped_packed:BLOCK_K=128;BLOCK_M=64;BLOCK_N=32;num_stages=3;"
