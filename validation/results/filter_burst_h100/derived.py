@@ -28,6 +28,15 @@ def line(cells) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
+def table_head(columns: list[str]) -> list[str]:
+    return [line(columns), line(["---"] * len(columns))]
+
+
+def heading(title: str, text: str, columns: list[str]) -> list[str]:
+    """A section's title, its sentence and the head of its table."""
+    return [f"## {title}", ""] + ([text, ""] if text else []) + table_head(columns)
+
+
 def summary(x: pd.Series) -> list:
     """Geomean, count, min and max of a series of ratios, as table cells."""
     return [f"{gmean(x):.3f}", len(x), f"{x.min():.2f}", f"{x.max():.2f}"]
@@ -39,15 +48,12 @@ def four_buffers() -> list[str]:
     same = d.pivot_table(index=["problem_id", "BLOCK_M", "BLOCK_N", "num_warps", "ITEMS"],
                          columns="num_stages", values="us").dropna()
     ratio = best[1] / best[3]
-    return [
-        "## Call 273: four input buffers against two (not kept)",
-        "",
+    return heading(
+        "Call 273: four input buffers against two (not kept)",
         "Each issue-6 grouped layer's two fastest flat tiles, every ITEMS of the fill ladder "
         "(four buffers: where ITEMS x depth taps is a multiple of 4).",
-        "",
-        line(["", "two buffers / four (geomean)", "pairs or layers", "min", "max",
-              "four faster on"]),
-        line(["---"] * 6),
+        ["", "two buffers / four (geomean)", "pairs or layers", "min", "max",
+         "four faster on"]) + [
         line(["same tile and ITEMS", *summary(same[1] / same[3]),
               int((same[3] < same[1]).sum())]),
         line(["best of a layer", *summary(ratio), int((ratio > 1).sum())]),
@@ -59,16 +65,11 @@ def burst_probe() -> list[str]:
     d = pd.read_csv(HERE / "call274" / "burst_fp16.csv")
     d["x"] = d.tap_us / d.burst_us
     d["dims"] = np.where(d.problem_id.str.startswith("video3d"), "3D", "2D")
-    out = [
-        "## Call 274: filter tiles a plane at once against tap by tap",
-        "",
+    out = heading(
+        "Call 274: filter tiles a plane at once against tap by tap",
         "The issue-6 grouped layers' two fastest flat tiles in the sweep, at their fastest "
         "ITEMS and at 2, both ways in turn (float16).",
-        "",
-        line(["layers", "tap by tap / burst (geomean)", "configs", "min", "max",
-              "same bits"]),
-        line(["---"] * 6),
-    ]
+        ["layers", "tap by tap / burst (geomean)", "configs", "min", "max", "same bits"])
     for dims, g in [*d.groupby("dims"), ("all", d)]:
         out.append(line([dims, *summary(g.x), f"{int(g.same_bits.sum())} of {len(g)}"]))
     return out + [""]
@@ -88,10 +89,10 @@ def pairs(name: str) -> pd.DataFrame:
 
 def sweep_lines(name: str, title: str) -> list[str]:
     m = pairs(name)
-    out = [f"## {title}: {len(m)} configs measured again (call 275)", "",
-           f"All new rows {', '.join(f'{k} {v}' for k, v in m.status.value_counts().items())}.",
-           "", line(["dims", "block_n", "old / new (geomean)", "rows", "min", "max"]),
-           line(["---"] * 6)]
+    status = ", ".join(f"{k} {v}" for k, v in m.status.value_counts().items())
+    out = heading(f"{title}: {len(m)} configs measured again (call 275)",
+                  f"All new rows {status}.",
+                  ["dims", "block_n", "old / new (geomean)", "rows", "min", "max"])
     for (dims, bn), g in [*m.groupby(["dims", "block_n"]), (("all", ""), m)]:
         out.append(line([dims, bn, *summary(g.x)]))
     best = m.groupby("problem_id")[["latency_us_old", "latency_us_new"]].min()
@@ -101,7 +102,7 @@ def sweep_lines(name: str, title: str) -> list[str]:
             f"{int((bx < 0.99).sum())}, min {bx.min():.3f}, max {bx.max():.3f}).", ""]
     suite = best[best.index.str.startswith(SUITE)]
     if len(suite):
-        out += [line(["problem", "before (us)", "now (us)"]), line(["---"] * 3)]
+        out += table_head(["problem", "before (us)", "now (us)"])
         out += [line([p, f"{r.latency_us_old:.1f}", f"{r.latency_us_new:.1f}"])
                 for p, r in suite.iterrows()]
         out.append("")
@@ -109,10 +110,10 @@ def sweep_lines(name: str, title: str) -> list[str]:
 
 
 def suite_lines() -> list[str]:
-    out = ["## The issue-6 suite: call 276 (model 82834fac9bd6) against call 269 "
-           "(24623ad94dae)", "",
-           line(["dtype", "category", "x cuDNN before", "now", "our time before / now",
-                 "cuDNN's before / now", "choices changed"]), line(["---"] * 7)]
+    out = heading("The issue-6 suite: call 276 (model 82834fac9bd6) against call 269 "
+                  "(24623ad94dae)", "",
+                  ["dtype", "category", "x cuDNN before", "now", "our time before / now",
+                   "cuDNN's before / now", "choices changed"])
     rows = []
     for dtype in ("fp16", "bf16"):
         new = pd.read_csv(HERE / "call276" / f"issue6_{dtype}" / "bench.csv")
@@ -125,9 +126,9 @@ def suite_lines() -> list[str]:
                              f"{gmean(g.cudnn_us_old / g.cudnn_us):.3f}",
                              int((g.chosen != g.chosen_old).sum())]))
         rows.append(m[m.category == "grouped"].assign(dtype=dtype))
-    out += ["", "Grouped layers (us; x cuDNN):", "",
-            line(["layer", "dtype", "choice before -> now", "ours before", "now",
-                  "cuDNN before", "now", "x cuDNN now"]), line(["---"] * 8)]
+    out += ["", "Grouped layers (us; x cuDNN):", ""] + table_head(
+        ["layer", "dtype", "choice before -> now", "ours before", "now", "cuDNN before",
+         "now", "x cuDNN now"])
     for g in rows:
         for _, r in g.iterrows():
             fam = r.chosen.split(":")[0]
