@@ -216,13 +216,11 @@ if HAVE_GLUON:
         return gl.SharedLinearLayout(bases)
 
     @gluon.constexpr_function
-    def reuse_at(r, s, sth, stw, dlh, dlw, wp, tiles, what, g, n, i):
-        """An entry of ``reuse_plan(r, s, sth, stw, dlh, dlw, wp, tiles)``: its number of
-        groups ("groups"); group g's phase, column shift, number of taps and loads
-        ("phase", "col", "ntaps", "nloads"); its tap n ("tap"); its load n's run ("run");
-        the index in the group of the tap whose operand load n is for accumulator i, or -1
-        ("use")."""
-        plan = reuse_plan(r, s, sth, stw, dlh, dlw, wp, tiles)
+    def reuse_at(plan, what, g, n, i):
+        """An entry of ``plan`` (a ``reuse_plan``): its number of groups ("groups"); group
+        g's phase, column shift, number of taps and loads ("phase", "col", "ntaps",
+        "nloads"); its tap n ("tap"); its load n's run ("run"); the index in the group of
+        the tap whose operand load n is for accumulator i, or -1 ("use")."""
         if what == "groups":
             return len(plan)
         ph, col, taps, loads = plan[g]
@@ -272,20 +270,18 @@ if HAVE_GLUON:
             w_off = (kw % KG) * swk + (pack * (GPT * CG) + cw) * swc
         else:
             w_off = kw * swk + (cw % CG) * swc
-        if BURST:
-            # (A plane's values are in registers at once: 72 a thread for 3x3 taps of
-            # 16-channel tiles over 2 warps.)
-            tiles = ()
-            for t in gl.static_range(R * S):
-                tiles = tiles + (gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws),
-                                         mask=w_ok, other=0.0),)
-            for t in gl.static_range(R * S):
-                w_smem.index(TAP0 + t).store(tiles[t])
-        else:
-            for t in gl.static_range(R * S):
-                tile = gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws), mask=w_ok,
-                               other=0.0)
+        # (BURST: a plane's values are in registers at once, 72 a thread for 3x3 taps of
+        # 16-channel tiles over 2 warps.)
+        tiles = ()
+        for t in gl.static_range(R * S):
+            tile = gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws), mask=w_ok,
+                           other=0.0)
+            if BURST:
+                tiles = tiles + (tile,)
+            else:
                 w_smem.index(TAP0 + t).store(tile)
+        for t in gl.static_range(len(tiles)):
+            w_smem.index(TAP0 + t).store(tiles[t])
 
     @gluon.jit
     def unit_rows(dtype: gl.constexpr, ROWS: gl.constexpr, BLOCK: gl.constexpr):

@@ -64,6 +64,7 @@ if HAVE_GLUON:
         depth_slice,
         filter_tiles,
         reuse_at,
+        reuse_plan,
         row_layout,
         row_units,
         tap_rows,
@@ -147,34 +148,28 @@ if HAVE_GLUON:
         reads it (``flat_grid.reuse_plan``); the group's filter tiles are loaded (or taken
         from ``bs``) before its runs."""
         NW: gl.constexpr = gl.num_warps()
-        for g in gl.static_range(reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "groups",
-                                          0, 0, 0)):
+        # (One constant plan; ``reuse_at`` reads its entries.)
+        PLAN: gl.constexpr = reuse_plan(R, S, STH, STW, DLH, DLW, WP, SPAN // 16)
+        for g in gl.static_range(reuse_at(PLAN, "groups", 0, 0, 0)):
             gb = ()
-            for u in gl.static_range(reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16,
-                                              "ntaps", g, 0, 0)):
+            for u in gl.static_range(reuse_at(PLAN, "ntaps", g, 0, 0)):
                 if B_REGS:
-                    gb = gb + (bs[reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "tap",
-                                           g, u, 0)],)
+                    gb = gb + (bs[reuse_at(PLAN, "tap", g, u, 0)],)
                 else:
-                    gb = gb + (w_smem.index(TAP0 + reuse_at(R, S, STH, STW, DLH, DLW, WP,
-                                                            SPAN // 16, "tap", g, u, 0)
+                    gb = gb + (w_smem.index(TAP0 + reuse_at(PLAN, "tap", g, u, 0)
                                             ).permute((1, 0)).load(B_L),)
-            for n in gl.static_range(reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16,
-                                              "nloads", g, 0, 0)):
+            for n in gl.static_range(reuse_at(PLAN, "nloads", g, 0, 0)):
                 a = x_units.index(
-                    ((BUF * NPH + reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "phase",
-                                           g, 0, 0)) * XP
-                     + 16 * reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "run", g, n, 0)
-                     + reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "col", g, 0, 0))
+                    ((BUF * NPH + reuse_at(PLAN, "phase", g, 0, 0)) * XP
+                     + 16 * reuse_at(PLAN, "run", g, n, 0)
+                     + reuse_at(PLAN, "col", g, 0, 0))
                     * row_units(BLOCK)
                 )._reinterpret(x_units.dtype, [16 * NW, BLOCK],
                                warp_rows_layout(NW, BLOCK, SPAN, XR)).load(A_L)
                 new = ()
                 for i in gl.static_range(SPAN // 16):
-                    if reuse_at(R, S, STH, STW, DLH, DLW, WP, SPAN // 16, "use", g, n, i) >= 0:
-                        new = new + (mma_v2(a, gb[reuse_at(R, S, STH, STW, DLH, DLW, WP,
-                                                           SPAN // 16, "use", g, n, i)],
-                                            accs[i]),)
+                    if reuse_at(PLAN, "use", g, n, i) >= 0:
+                        new = new + (mma_v2(a, gb[reuse_at(PLAN, "use", g, n, i)], accs[i]),)
                     else:
                         new = new + (accs[i],)
                 accs = new
