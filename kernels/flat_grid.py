@@ -250,7 +250,7 @@ if HAVE_GLUON:
                      KG: gl.constexpr,
                      CG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
                      BLOCK: gl.constexpr, TRANSPOSED: gl.constexpr, LX: gl.constexpr,
-                     BURST: gl.constexpr):
+                     BURST: gl.constexpr, W_VEC: gl.constexpr = 1, w_plane=0):
         """Every tap's block-diagonal [BLOCK, BLOCK] filter tile of pack ``pack`` of GPT
         groups into ``w_smem`` (tile TAP0 + t: tap t at strides swr, sws), loaded in the copies'
         layout LX (runs of 8 input channels, contiguous in a channels_last filter): rows
@@ -259,7 +259,11 @@ if HAVE_GLUON:
         as a conv of dY). BURST: every tap's loads are issued before the first store, so
         the plane waits on one round trip to memory; else tap by tap (a store, and the
         barrier between stores to one buffer, before the next tap's loads: R * S round
-        trips, what ``backward_grouped_flat``'s rows were measured with)."""
+        trips, what ``backward_grouped_flat``'s rows were measured with). W_VEC > 1: each
+        group's run of channels starts on a multiple of W_VEC elements
+        (``grouped_packed.filter_vector``) and loads as one vector (16 bytes where it was
+        8 two-byte loads); ``w_plane`` (elements) is added to every tap's offsets before
+        that is asserted. W_VEC = 1: the loads as before (``w_plane`` unused)."""
         k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
         c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         kw = gl.expand_dims(pack * (GPT * KG) + k_rel, 1)
@@ -270,12 +274,20 @@ if HAVE_GLUON:
             w_off = (kw % KG) * swk + (pack * (GPT * CG) + cw) * swc
         else:
             w_off = kw * swk + (cw % CG) * swc
+        if W_VEC > 1:
+            # (Asserted here too: a first tap's offsets, plus a plane offset of 0, fold into
+            # w_off and would lose the assertion made on them.)
+            w_off = gl.max_contiguous(gl.multiple_of(w_off, [1, W_VEC]), [1, W_VEC])
         # (BURST: a plane's values are in registers at once, 72 a thread for 3x3 taps of
         # 16-channel tiles over 2 warps.)
         tiles = ()
         for t in gl.static_range(R * S):
-            tile = gl.load(w_ptr + (w_off + (t // S) * swr + (t % S) * sws), mask=w_ok,
-                           other=0.0)
+            if W_VEC > 1:
+                offs = w_off + (w_plane + (t // S) * swr + (t % S) * sws)
+                offs = gl.max_contiguous(gl.multiple_of(offs, [1, W_VEC]), [1, W_VEC])
+            else:
+                offs = w_off + (t // S) * swr + (t % S) * sws
+            tile = gl.load(w_ptr + offs, mask=w_ok, other=0.0)
             if BURST:
                 tiles = tiles + (tile,)
             else:

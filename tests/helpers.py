@@ -84,6 +84,25 @@ class SweepProblem:
     geom: ConvGeometry
 
 
+def conv_call(geom: ConvGeometry, **kw):
+    """A forward ConvCall on fresh tensors of ``geom`` (no bias), as ``launch`` builds one."""
+    from convdispatch.dispatcher.launch import as5d
+    from convdispatch.kernels.base import ConvCall
+
+    x, w, _ = tensors_for(geom, bias=False)
+    out = poisoned_out(geom, x)
+    return ConvCall(x=as5d(x, geom.dims), w=as5d(w, geom.dims), out=as5d(out, geom.dims),
+                    bias=None, residual=None, geom=geom, **kw)
+
+
+def launch_filter_vector(call) -> int:
+    """``filter_vector`` of ``call`` at the filter strides its launch passes."""
+    from convdispatch.kernels.common import oriented_filter
+    from convdispatch.kernels.grouped_packed import filter_vector
+
+    return filter_vector(call, oriented_filter(call)[1])
+
+
 def check_candidate(family: str, geom: ConvGeometry, config, *, activation=None,
                     with_residual=False, bias=True, seed=0, x=None, tol=None) -> None:
     """Run one config of a family into a poisoned output (bias, optional residual and

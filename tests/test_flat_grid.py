@@ -30,9 +30,11 @@ from convdispatch.kernels.grouped_flat import (
 from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
 from helpers import (
     GLUON_RULE_CASES,
+    conv_call,
     flat_image,
     gluon_ptx_sm90,
     gluon_wgrad_ptx_sm90,
+    launch_filter_vector,
     run_without_interpreter,
 )
 from helpers import gluon_geom as G
@@ -74,8 +76,9 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
                 HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
                 B_REGS=filter_in_registers(geom, cfg["BLOCK_N"]) and not transposed,
                 REUSE=row_reuse(geom, cfg),
+                W_VEC=launch_filter_vector(conv_call(geom, transposed_w=transposed)),
                 # channels_last: Triton makes an integer argument of 1 a constant
-                syc=1, src=1, **flat_item(geom, cfg))
+                syc=1, src=1, **({} if transposed else {"swc": 1}), **flat_item(geom, cfg))
     aligned = (*pointers, "syn", "syd", "syh", "syw", "sxn", "sxd", "sxh", "sxw", "srn",
                "srd", "srh", "srw", "C", "K")
     return gluon_ptx_sm90(k, pointers, cons, aligned, cfg["num_warps"])
@@ -266,6 +269,15 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     ops = re.findall(r"\b(ld\.global|bar\.sync)", prologue)
     runs = sum(1 for i, op in enumerate(ops) if op == "ld.global" and (i == 0 or ops[i - 1] != op))
     assert runs == geom.t, (runs, geom.t)
+    # Each group's run of 8 channels in one 16-byte load, every tap (a channels_last filter
+    # read as stored: ``filter_vector``); two bytes at a time read transposed (dgrad).
+    vec = FORWARD_CASES[case][3] and "b16" or "v4.b32"
+    filter_loads = re.findall(r"ld\.global(?:\.\w+)*?\.(b16|v4\.b32|v2\.b32|b32)\b", prologue)
+    assert filter_loads and set(filter_loads) == {vec}, set(filter_loads)
+    # (a thread holds one or more runs of a tile: a 16-wide tile's 8 runs a warp repeat)
+    per_thread = max(8, bn * bn // (32 * nw))
+    assert len(filter_loads) == geom.t * geom.r * geom.s * per_thread // (
+        1 if vec == "b16" else 8)
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
     assert sizes == {"0x10"}, sizes
     # The output leaves in 16-byte stores (8 channels a thread), whole 32-byte sectors

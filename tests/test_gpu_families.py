@@ -82,6 +82,33 @@ def test_grouped_flat_configs_with_epilogue(case):
         assert rel(out, ref) < (3e-2 if dtype == torch.bfloat16 else 1e-2), cand.id
 
 
+@pytest.mark.parametrize("geom", [
+    ConvGeometry(n=2, c=64, k=64, g=8, h=14, w=14, r=3, s=3, pad=(0, 1, 1)),
+    # one depth: the kernel reads a view of the filter's middle depth plane (dead_taps)
+    ConvGeometry(n=2, c=256, k=256, g=32, d=1, h=4, w=4, t=3, r=3, s=3, pad=(1, 1, 1),
+                 dims=3)], ids=["2d", "3d-dead-taps"])
+def test_grouped_flat_filter_vectors_where_unaligned(geom):
+    """The filter tiles' vector loads (``filter_vector``'s W_VEC of 8) on a filter as
+    stored, on one a single element past 16 bytes (Triton then proves no alignment of its
+    address and loads it two bytes at a time) and on a view of its live taps: the same
+    bits, against torch in float32, for every config the family offers."""
+    from helpers import conv_call, launch_filter_vector, unaligned
+
+    assert launch_filter_vector(conv_call(geom)) == 8
+    x, w, b = tensors(geom)
+    ref = reference(geom, x, w, b)
+    cands = [c for c in registry.candidates(geom, spec_of("cuda")) if c.family == "grouped_flat"]
+    assert cands
+    for cand in cands:
+        outs = []
+        for filt in (w, unaligned(w)):
+            out = torch.full_like(ref, float("nan"), dtype=x.dtype)
+            run_candidate(cand, x, filt, b, geom, out=out)
+            assert rel(out, ref) < 1e-2, cand.id
+            outs.append(out)
+        assert torch.equal(*outs), cand.id
+
+
 def tensors(geom, layout="channels_last", dtype=torch.float16, seed=0):
     torch.manual_seed(seed)
     sp = (geom.d, geom.h, geom.w)[3 - geom.dims:]

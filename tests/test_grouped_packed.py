@@ -15,7 +15,14 @@ from convdispatch.kernels import grouped_packed as gp
 from convdispatch.kernels.base import Candidate, Config
 from convdispatch.kernels.device import INTERPRETER, lookup
 from convdispatch.kernels.geometry import ConvGeometry
-from helpers import check_candidate, poisoned_out, run_without_interpreter, tensors_for
+from helpers import (
+    check_candidate,
+    conv_call,
+    launch_filter_vector,
+    poisoned_out,
+    run_without_interpreter,
+    tensors_for,
+)
 
 G = functools.partial(ConvGeometry, dtype="float32")
 FAMILY = registry.family("grouped_packed")
@@ -345,37 +352,21 @@ def test_l1_taps_copies_are_cached_in_l1():
     assert l1 and all(c["num_stages"] >= 2 for c in l1)  # unpipelined loads use L1 anyway
 
 
-def _call(geom: ConvGeometry, **kw):
-    from convdispatch.dispatcher.launch import as5d
-    from convdispatch.kernels.base import ConvCall
-
-    x, w, _ = tensors_for(geom, bias=False)
-    out = poisoned_out(geom, x)
-    return ConvCall(x=as5d(x, geom.dims), w=as5d(w, geom.dims), out=as5d(out, geom.dims),
-                    bias=None, residual=None, geom=geom, **kw)
-
-
-def _vector(call) -> int:
-    from convdispatch.kernels.common import oriented_filter
-
-    return gp.filter_vector(call, oriented_filter(call)[1])  # the strides the launch passes
-
-
 def test_filter_vector_divides_every_column_offset():
     """W_VEC: 8 channels a group of 27 taps (offsets k * 216 + taps * 8) are 16-byte runs
     in float16 though no stride is a multiple of 16; 4 channels a group are 8-byte ones;
     none where channels are not unit-stride or the filter is read transposed (dgrad)."""
     res3d = G(n=1, c=64, k=64, g=8, d=3, h=4, w=4, t=3, r=3, s=3, pad=(1, 1, 1), dims=3,
               dtype="float16")
-    assert _vector(_call(res3d)) == 8
-    assert _vector(_call(dataclasses.replace(res3d, dtype="float32"))) == 4
-    assert _vector(_call(dataclasses.replace(res3d, c=32, k=32))) == 4  # 4 a group
-    assert _vector(_call(dataclasses.replace(res3d, layout="contiguous"))) == 1
-    assert _vector(_call(res3d, transposed_w=True)) == 1
-    flipped = _call(res3d, flip_taps=True)  # negative tap strides divide as well
-    assert _vector(flipped) == 8
+    assert launch_filter_vector(conv_call(res3d)) == 8
+    assert launch_filter_vector(conv_call(dataclasses.replace(res3d, dtype="float32"))) == 4
+    assert launch_filter_vector(conv_call(dataclasses.replace(res3d, c=32, k=32))) == 4  # 4 a group
+    assert launch_filter_vector(conv_call(dataclasses.replace(res3d, layout="contiguous"))) == 1
+    assert launch_filter_vector(conv_call(res3d, transposed_w=True)) == 1
+    flipped = conv_call(res3d, flip_taps=True)  # negative tap strides divide as well
+    assert launch_filter_vector(flipped) == 8
     odd = G(n=1, c=24, k=24, g=4, h=5, w=5, r=3, s=3, pad=(0, 1, 1), dtype="float16")
-    assert _vector(_call(odd)) == 2  # 6 channels a group
+    assert launch_filter_vector(conv_call(odd)) == 2  # 6 channels a group
 
 
 _PTX_FILTER_LOADS = """

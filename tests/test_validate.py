@@ -612,6 +612,28 @@ def test_probe_io_checks_times_and_writes(tmp_path, capsys):
     assert path.read_text().splitlines() == ["a,b", "1,2", "3,4"]
 
 
+def test_probe_io_fastest_tiles(tmp_path):
+    """A problem's fastest tiles of one family across sweep CSVs, each at its fastest
+    config; failed rows, other families and other problems ignored, a missing CSV skipped."""
+    from convdispatch.validation.probe_io import fastest_tiles
+
+    head = "problem_id,family,config,status,latency_us\n"
+    tile = "BLOCK_M={};BLOCK_N=16;ITEMS={};num_stages=1;num_warps=2"
+    (tmp_path / "a.csv").write_text(head + "\n".join([
+        f"p,grouped_flat,{tile.format(64, 2)},ok,9.0",
+        f"p,grouped_flat,{tile.format(64, 4)},ok,7.0",
+        f"p,grouped_flat,{tile.format(128, 2)},error,1.0",
+        f"p,grouped_packed,{tile.format(256, 2)},ok,2.0",
+        f"q,grouped_flat,{tile.format(256, 2)},ok,1.0"]) + "\n")
+    (tmp_path / "b.csv").write_text(head + f"p,grouped_flat,{tile.format(128, 8)},ok,8.0\n")
+    paths = [str(tmp_path / n) for n in ("a.csv", "missing.csv", "b.csv")]
+    got = fastest_tiles({"p"}, "grouped_flat", 2, paths)
+    assert [(str(c), us) for c, us in got["p"]] == [(tile.format(64, 4), 7.0),
+                                                    (tile.format(128, 8), 8.0)]
+    assert set(got) == {"p"}
+    assert len(fastest_tiles({"p"}, "grouped_flat", 1, paths)["p"]) == 1
+
+
 def test_backward_bench_summary_keeps_full_passes_apart():
     """bench_backward's summary: per-direction rows in the direction table, one-backward
     rows (direction 'full') in their own, overlapped and in-order ratios side by side;

@@ -7,7 +7,10 @@ import csv
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..kernels.base import Config
+
 MAX_REL_ERR = 1e-2  # a probe's output within this of the reference (relative, by norm) is ok
+SWEEPS = ("data/sweeps/h100/train.csv", "data/sweeps/h100/holdout.csv")
 
 
 def checked_time(label: str, run: Callable[[], object], out, ref, timer,
@@ -108,3 +111,27 @@ def probe_gradients(out_csv: str | Path, direction: str, pids: str,
               f"{pick.id} | {got}", flush=True)
     write_rows(out_csv, rows)
     return 0
+
+
+def fastest_tiles(ids: set[str], family: str, count: int,
+                  sweeps: Iterable[str] = SWEEPS) -> dict[str, list[tuple[Config, float]]]:
+    """Each problem's ``count`` fastest (BLOCK_M, BLOCK_N, num_warps) tiles of ``family``
+    in the sweep CSVs (those that exist), each with its fastest config there and that
+    config's latency (us), fastest first."""
+    best: dict[str, dict[tuple[int, int, int], tuple[Config, float]]] = {}
+    for path in sweeps:
+        if not Path(path).exists():
+            continue
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                if (row["problem_id"] not in ids or row["family"] != family
+                        or row["status"] != "ok"):
+                    continue
+                cfg = Config.parse(row["config"])
+                tile = (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_warps"])
+                us = float(row["latency_us"])
+                seen = best.setdefault(row["problem_id"], {})
+                if tile not in seen or us < seen[tile][1]:
+                    seen[tile] = (cfg, us)
+    return {pid: sorted(tiles.values(), key=lambda c: c[1])[:count]
+            for pid, tiles in best.items()}

@@ -13,9 +13,7 @@ of three medians); both outputs checked against torch in float32.
 
 from __future__ import annotations
 
-import csv
 import sys
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -30,32 +28,9 @@ from convdispatch.validation.bench_layers import (
     rel_err,
     suite_problems,
 )
-from convdispatch.validation.probe_io import stream_rows
+from convdispatch.validation.probe_io import fastest_tiles, stream_rows
 
 REP_MS = 5
-SWEEPS = ("data/sweeps/h100/train.csv", "data/sweeps/h100/holdout.csv")
-
-
-def best_tiles(ids: set[str], count: int) -> dict[str, list[tuple[Config, float]]]:
-    """Each problem's ``count`` fastest grouped_flat tiles in the sweep CSVs, each with
-    its fastest config there and that config's latency (us)."""
-    best: dict[str, dict[tuple[int, int, int], tuple[Config, float]]] = {}
-    for path in SWEEPS:
-        if not Path(path).exists():
-            continue
-        with open(path, newline="") as f:
-            for row in csv.DictReader(f):
-                if (row["problem_id"] not in ids or row["family"] != "grouped_flat"
-                        or row["status"] != "ok"):
-                    continue
-                cfg = Config.parse(row["config"])
-                tile = (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_warps"])
-                us = float(row["latency_us"])
-                seen = best.setdefault(row["problem_id"], {})
-                if tile not in seen or us < seen[tile][1]:
-                    seen[tile] = (cfg, us)
-    return {pid: sorted(tiles.values(), key=lambda c: c[1])[:count]
-            for pid, tiles in best.items()}
 
 
 def layer_rows(p, i: int, tiles: list[tuple[Config, float]]) -> list[dict]:
@@ -102,7 +77,7 @@ def main() -> None:
     dtype = sys.argv[2] if len(sys.argv) > 2 else "float16"
     count = int(sys.argv[3]) if len(sys.argv) > 3 else 2
     grouped = [p for p in suite_problems("issue6", dtype) if category(p) == "grouped"]
-    tiles = best_tiles({p.id for p in grouped}, count)
+    tiles = fastest_tiles({p.id for p in grouped}, "grouped_flat", count)
     stream_rows(out, (layer_rows(p, i, tiles.get(p.id, [])) for i, p in enumerate(grouped)))
 
 
