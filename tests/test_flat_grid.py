@@ -269,15 +269,15 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     ops = re.findall(r"\b(ld\.global|bar\.sync)", prologue)
     runs = sum(1 for i, op in enumerate(ops) if op == "ld.global" and (i == 0 or ops[i - 1] != op))
     assert runs == geom.t, (runs, geom.t)
-    # Each group's run of 8 channels in one 16-byte load, every tap (a channels_last filter
-    # read as stored: ``filter_vector``); two bytes at a time read transposed (dgrad).
-    vec = FORWARD_CASES[case][3] and "b16" or "v4.b32"
+    # Each group's run of channels in one vector load a tap, as wide as ``filter_vector``
+    # says (16 bytes for 8 channels of a channels_last filter read as stored); two bytes
+    # at a time where it says 1 (read transposed: the dgrad twin).
+    width = launch_filter_vector(conv_call(geom, transposed_w=FORWARD_CASES[case][3]))
     filter_loads = re.findall(r"ld\.global(?:\.\w+)*?\.(b16|v4\.b32|v2\.b32|b32)\b", prologue)
-    assert filter_loads and set(filter_loads) == {vec}, set(filter_loads)
+    assert set(filter_loads) == {{1: "b16", 4: "v2.b32", 8: "v4.b32"}[width]}, set(filter_loads)
     # (a thread holds one or more runs of a tile: a 16-wide tile's 8 runs a warp repeat)
     per_thread = max(8, bn * bn // (32 * nw))
-    assert len(filter_loads) == geom.t * geom.r * geom.s * per_thread // (
-        1 if vec == "b16" else 8)
+    assert len(filter_loads) == geom.t * geom.r * geom.s * per_thread // width
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
     assert sizes == {"0x10"}, sizes
     # The output leaves in 16-byte stores (8 channels a thread), whole 32-byte sectors
