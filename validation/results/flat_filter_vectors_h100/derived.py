@@ -6,8 +6,8 @@ Reads the probe of call 277 (filter tiles in vector loads against two bytes at a
 the rows that `convdispatch retire` set aside in call 277 (``retired_*.csv.gz``) and the
 same configs measured again there (``new_*.csv.gz``), the issue-6 suite of calls 278 and
 279 against call 276's (``../filter_burst_h100/``), and the grouped layers' backward pass
-of call 278 against call 272's two runs (``../row_reuse_h100/``), and the L2 prefetch
-probe of call 280.
+of calls 278 and 281 against call 272's two runs (``../row_reuse_h100/``), and the L2
+prefetch probe of call 280.
 """
 
 from __future__ import annotations
@@ -102,6 +102,18 @@ def backward_lines() -> list[str]:
                          f"{gmean(m.cudnn_us_old / m.cudnn_us):.3f}"]))
     out.append(line(["278", f"{gmean(new.speedup_vs_cudnn):.3f}",
                      f"{new.speedup_vs_cudnn.min():.2f}", "", ""]))
+    again = pd.read_csv(HERE / "call281" / "bwd_full_grouped6" / "bench.csv")
+    m = new.merge(again, on="problem_id", suffixes=("", "_281"))
+    out += ["", f"Call 281, the same pass again: {gmean(m.speedup_vs_cudnn_281):.3f}x (min "
+            f"{m.speedup_vs_cudnn_281.min():.2f}); our time 278 / 281 "
+            f"{gmean(m.ours_us / m.ours_us_281):.3f}, cuDNN's "
+            f"{gmean(m.cudnn_us / m.cudnn_us_281):.3f}; in order "
+            f"{gmean(m.in_order_speedup_vs_cudnn):.3f}x in 278, "
+            f"{gmean(m.in_order_speedup_vs_cudnn_281):.3f}x in 281.", "",
+            *table_head(["layer", "in order 278 (us)", "281"])]
+    far = m[m.in_order_us > 1.3 * m.in_order_us_281]
+    out += [line([r.problem_id.rsplit("/", 1)[0], f"{r.in_order_us:.1f}",
+                  f"{r.in_order_us_281:.1f}"]) for _, r in far.iterrows()]
     return out + [""]
 
 
