@@ -262,8 +262,9 @@ if HAVE_GLUON:
         trips, what ``backward_grouped_flat``'s rows were measured with). W_VEC > 1: each
         group's run of channels starts on a multiple of W_VEC elements
         (``grouped_packed.filter_vector``) and loads as one vector (16 bytes where it was
-        8 two-byte loads); ``w_plane`` (elements) is added to every tap's offsets before
-        that is asserted. W_VEC = 1: the loads as before (``w_plane`` unused)."""
+        8 two-byte loads); ``w_plane`` (elements: a filter plane's offset) is added to every
+        tap's offsets before that is asserted. W_VEC = 1: the loads as before, ``w_plane``
+        added to the pointer (added to the offsets, it compiled to more instructions)."""
         k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
         c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         kw = gl.expand_dims(pack * (GPT * KG) + k_rel, 1)
@@ -278,6 +279,8 @@ if HAVE_GLUON:
             # (Asserted here too: a first tap's offsets, plus a plane offset of 0, fold into
             # w_off and would lose the assertion made on them.)
             w_off = gl.max_contiguous(gl.multiple_of(w_off, [1, W_VEC]), [1, W_VEC])
+        else:
+            w_ptr = w_ptr + w_plane
         # (BURST: a plane's values are in registers at once, 72 a thread for 3x3 taps of
         # 16-channel tiles over 2 warps.)
         tiles = ()

@@ -283,16 +283,11 @@ if HAVE_GLUON:
         # The filter tiles load while the first item's copies are in flight, a plane at
         # once (``filter_tiles``' BURST: 1.14x over the issue-6 layers' fastest flat
         # tiles, up to 1.5x on 3D ones; validation/results/filter_burst_h100/).
+        # In vector loads where W_VEC > 1 (1.025x a config over the family's rows, 1.11x on
+        # 3D ones; validation/results/flat_filter_vectors_h100/).
         for plane in gl.static_range(T):
-            if W_VEC > 1:
-                # Vector loads of the filter (1.025x a config over the family's rows, 1.11x
-                # on 3D ones; validation/results/flat_filter_vectors_h100/). The plane's
-                # offset joins the offsets the vector width is asserted on.
-                filter_tiles(w_smem, plane * R * S, w_ptr, pack, K, swk, swc, swr, sws, KG,
-                             CG, GPT, R, S, BLOCK, TRANSPOSED, LX, True, W_VEC, plane * swt)
-            else:
-                filter_tiles(w_smem, plane * R * S, w_ptr + plane * swt, pack, K, swk, swc,
-                             swr, sws, KG, CG, GPT, R, S, BLOCK, TRANSPOSED, LX, True)
+            filter_tiles(w_smem, plane * R * S, w_ptr, pack, K, swk, swc, swr, sws, KG, CG,
+                         GPT, R, S, BLOCK, TRANSPOSED, LX, True, W_VEC, plane * swt)
         if B_REGS:
             # Loaded once a program, not once an item: the shared-memory reads of the
             # filter tiles were a fifth to a third of an item's (2 warps reading each).
