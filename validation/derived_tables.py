@@ -1,6 +1,8 @@
 """Markdown tables for the ``derived.py`` scripts of ``validation/results/*/``: ratios'
-geomeans, rows measured again against the rows ``convdispatch retire`` set aside, and one
-issue-6 suite run against another."""
+geomeans (a paired probe's, rows measured again against the rows ``convdispatch retire``
+set aside) and the suite files they read. One suite run against another:
+``bench_layers.category_pair_lines``, ``layer_pair_lines``, ``rerun_lines`` and
+``backward_run_lines``, on ``bench_rows`` / ``full_pass``."""
 
 from __future__ import annotations
 
@@ -9,11 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-KEY = ["problem_id", "family", "config"]
+from .bench_layers import category_pair_lines, layer_pair_lines
+from .row_compare import KEY, geomean
 
-
-def gmean(x) -> float:
-    return float(np.exp(np.log(np.asarray(x, dtype=float)).mean()))
+DTYPES = (("float16", "fp16"), ("bfloat16", "bf16"))
 
 
 def line(cells) -> str:
@@ -31,7 +32,7 @@ def heading(title: str, text: str, columns: list[str]) -> list[str]:
 
 def summary(x: pd.Series) -> list:
     """Geomean, count, min and max of a series of ratios, as table cells."""
-    return [f"{gmean(x):.3f}", len(x), f"{x.min():.2f}", f"{x.max():.2f}"]
+    return [f"{geomean(x):.3f}", len(x), f"{x.min():.2f}", f"{x.max():.2f}"]
 
 
 def dims_of(problem_ids: pd.Series) -> np.ndarray:
@@ -74,7 +75,7 @@ def sweep_lines(folder: Path, name: str, title: str, call: str,
         out.append(line([dims, bn, *summary(g.x)]))
     best = m.groupby("problem_id")[["latency_us_old", "latency_us_new"]].min()
     bx = best.latency_us_old / best.latency_us_new
-    out += ["", f"The family's best row a problem, old / new: {gmean(bx):.3f}x over "
+    out += ["", f"The family's best row a problem, old / new: {geomean(bx):.3f}x over "
             f"{len(bx)} problems (faster on {int((bx > 1.01).sum())}, slower on "
             f"{int((bx < 0.99).sum())}, min {bx.min():.3f}, max {bx.max():.3f}).", ""]
     shown = best[best.index.str.startswith(suite)]
@@ -86,39 +87,29 @@ def sweep_lines(folder: Path, name: str, title: str, call: str,
     return out
 
 
-def suite_pairs(new_dir: Path, old_dir: Path, dtype: str) -> pd.DataFrame:
-    """One dtype's issue-6 suite rows of two runs (``issue6_DTYPE/bench.csv`` in each
-    folder), the older run's columns suffixed ``_old``."""
-    new = pd.read_csv(new_dir / f"issue6_{dtype}" / "bench.csv")
-    old = pd.read_csv(old_dir / f"issue6_{dtype}" / "bench.csv")
-    return new.merge(old, on=["problem_id", "category"], suffixes=("", "_old"))
+def bench_rows(path: Path) -> list[dict]:
+    """A suite run's ``bench.csv`` rows (the form ``bench_layers``' run tables take)."""
+    return pd.read_csv(path).to_dict("records")
 
 
-def suite_category_line(dtype: str, cat: str, g: pd.DataFrame) -> str:
-    """x cuDNN before and now, our time and cuDNN's before / now, choices changed."""
-    return line([dtype, cat, f"{gmean(g.speedup_vs_cudnn_old):.3f}",
-                 f"{gmean(g.speedup_vs_cudnn):.3f}",
-                 f"{gmean(g.call_us_old / g.call_us):.3f}",
-                 f"{gmean(g.cudnn_us_old / g.cudnn_us):.3f}",
-                 int((g.chosen != g.chosen_old).sum())])
+def full_pass(path: Path) -> dict[str, dict]:
+    """A backward suite's rows of one pass (direction "full") by problem id."""
+    return {r["problem_id"]: r for r in bench_rows(path / "bench.csv")
+            if r["direction"] == "full"}
 
 
-SUITE_COLUMNS = ["dtype", "category", "x cuDNN before", "now", "our time before / now",
-                 "cuDNN's before / now", "choices changed"]
-
-
-def grouped_layer_lines(rows: list[pd.DataFrame]) -> list[str]:
-    """The grouped layers of ``suite_pairs`` frames (a ``dtype`` column each)."""
-    out = ["", "Grouped layers (us; x cuDNN):", ""] + table_head(
-        ["layer", "dtype", "choice before -> now", "ours before", "now", "cuDNN before",
-         "now", "x cuDNN now"])
-    for g in rows:
-        for _, r in g.iterrows():
-            fam = r.chosen.split(":")[0]
-            was = r.chosen_old.split(":")[0]
-            out.append(line([r.problem_id.rsplit("/", 1)[0], r["dtype"],
-                             fam if fam == was else f"{was} -> {fam}",
-                             f"{r.call_us_old:.1f}", f"{r.call_us:.1f}",
-                             f"{r.cudnn_us_old:.1f}", f"{r.cudnn_us:.1f}",
-                             f"{r.speedup_vs_cudnn:.2f}"]))
-    return out
+def suite_lines(before: Path, after: Path, title: str, names: tuple[str, str]) -> list[str]:
+    """Run ``after`` of the issue-6 suite against run ``before`` (folders holding
+    ``issue6_{fp16,bf16}/bench.csv``): a heading, ``category_pair_lines`` of both dtypes,
+    then ``layer_pair_lines`` of the grouped layers a dtype (columns headed ``names``)."""
+    out = heading(title, "", ["dtype", "category", "layers", "x cuDNN before", "after",
+                              "min after", "our time before / after",
+                              "cuDNN's before / after", "choices changed"])
+    tables = []
+    for dtype, short in DTYPES:
+        old = {r["problem_id"]: r for r in bench_rows(before / f"issue6_{short}" / "bench.csv")}
+        new = bench_rows(after / f"issue6_{short}" / "bench.csv")
+        out += category_pair_lines(old, new, dtype)
+        tables += ["", f"Grouped layers, {dtype}:", "",
+                   *layer_pair_lines(old, new, "grouped", *names)]
+    return out + tables + [""]

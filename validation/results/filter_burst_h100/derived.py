@@ -14,13 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 from convdispatch.validation.derived_tables import (
-    SUITE_COLUMNS,
-    grouped_layer_lines,
     heading,
     line,
     probe_lines,
-    suite_category_line,
-    suite_pairs,
+    suite_lines,
     summary,
     sweep_lines,
 )
@@ -58,17 +55,6 @@ def burst_probe() -> list[str]:
         "ITEMS and at 2, both ways in turn (float16).", "tap by tap / burst (geomean)")
 
 
-def suite_lines() -> list[str]:
-    out = heading("The issue-6 suite: call 276 (model 82834fac9bd6) against call 269 "
-                  "(24623ad94dae)", "", SUITE_COLUMNS)
-    rows = []
-    for dtype in ("fp16", "bf16"):
-        m = suite_pairs(HERE / "call276", BEFORE, dtype)
-        out += [suite_category_line(dtype, cat, g) for cat, g in m.groupby("category")]
-        rows.append(m[m.category == "grouped"].assign(dtype=dtype))
-    return out + grouped_layer_lines(rows) + [""]
-
-
 def main() -> None:
     lines = ["# Filter tiles a plane at once: derived tables", "",
              "Made by `derived.py` from this folder's files.", ""]
@@ -77,7 +63,8 @@ def main() -> None:
     for name, title in (("train", "forward, train plan"), ("holdout", "forward, holdout plan"),
                         ("bwd_dgrad", "dgrad twin")):
         lines += sweep_lines(HERE, name, title, "call 275", SUITE)
-    lines += suite_lines()
+    lines += suite_lines(BEFORE, HERE / "call276", "The issue-6 suite: call 276 (model "
+                         "82834fac9bd6) against call 269 (24623ad94dae)", ("call 269", "call 276"))
     print("\n".join(lines).rstrip())
 
 

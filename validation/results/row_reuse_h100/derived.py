@@ -19,10 +19,9 @@ from convdispatch.kernels.flat_grid import flat_consts, reuse_loads
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.validation.bench_layers import (
     backward_run_lines,
-    category_pair_lines,
-    layer_pair_lines,
     rerun_lines,
 )
+from convdispatch.validation.derived_tables import DTYPES, bench_rows, full_pass, suite_lines
 from convdispatch.validation.row_compare import geomean
 from convdispatch.validation.sweep_csv import runs_row_reuse
 
@@ -117,35 +116,22 @@ def main() -> None:
     before = HERE.parent / "flat_stores_h100" / "call263"
     after = HERE / "call269"
     if (after / "issue6_fp16" / "bench.csv").exists():
-        print("## Issue-6 suite: call 263 (model 418054e8587d) against call 269 (this "
-              "session's model)\n")
-        print("| dtype | category | layers | x cuDNN before | after | min after | "
-              "our time before / after | cuDNN's before / after | choices changed |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for dtype, short in (("float16", "fp16"), ("bfloat16", "bf16")):
-            old = {r["problem_id"]: r for r in read(before / f"issue6_{short}" / "bench.csv")}
-            print("\n".join(category_pair_lines(old, read(after / f"issue6_{short}" /
-                                                           "bench.csv"), dtype)))
-        print()
-        for dtype, short in (("float16", "fp16"), ("bfloat16", "bf16")):
-            print(f"Grouped layers, {dtype}:\n")
-            old = {r["problem_id"]: r for r in read(before / f"issue6_{short}" / "bench.csv")}
-            new = read(after / f"issue6_{short}" / "bench.csv")
-            print("\n".join(layer_pair_lines(old, new, "grouped", "call 263", "call 269")))
-            print()
+        print("\n".join(suite_lines(before, after, "Issue-6 suite: call 263 (model "
+                                     "418054e8587d) against call 269 (this session's model)",
+                                     ("call 263", "call 269"))))
     again = HERE / "call270"
     if (again / "grouped6_fp16" / "bench.csv").exists():
         print("## The grouped layers again (call 270)\n")
-        runs = [(dtype, {r["problem_id"]: r for r in read(after / f"issue6_{short}" /
+        runs = [(dtype, {r["problem_id"]: r for r in bench_rows(after / f"issue6_{short}" /
                                                                "bench.csv")},
-                 read(again / f"grouped6_{short}" / "bench.csv"))
-                for dtype, short in (("float16", "fp16"), ("bfloat16", "bf16"))]
+                 bench_rows(again / f"grouped6_{short}" / "bench.csv"))
+                for dtype, short in DTYPES]
         print("\n".join(rerun_lines("269", "270", runs)) + "\n")
         print("## One backward pass of the grouped layers (calls 270 and 272, dgrad model "
               "30406f020844)\n")
-        new = [full(again / "bwd_full_grouped6")] + [
-            full(HERE / "call272" / f"bwd_full_grouped6_{i}") for i in (1, 2)]
-        old = [full(before.parent / "call267" / f"bwd_full_grouped6_{i}") for i in (1, 2)]
+        new = [full_pass(again / "bwd_full_grouped6")] + [
+            full_pass(HERE / "call272" / f"bwd_full_grouped6_{i}") for i in (1, 2)]
+        old = [full_pass(before.parent / "call267" / f"bwd_full_grouped6_{i}") for i in (1, 2)]
         print(backward_run_lines(new, old, "270/272", "267") + "\n")
         print("| layer | call 267 ours (us), two runs | calls 270, 272 ours (three runs) | "
               "in order, 267 / 270 | chosen (270) |")
@@ -157,14 +143,6 @@ def main() -> None:
                   f"{float(o1['in_order_us']):.1f} / {float(row['in_order_us']):.1f} | "
                   f"{row['chosen']} |")
 
-
-def full(path: Path) -> dict[str, dict]:
-    """A backward suite's rows of one pass (direction "full") by problem id."""
-    return {r["problem_id"]: r for r in read(path / "bench.csv") if r["direction"] == "full"}
-
-
-def read(path: Path) -> list[dict]:
-    return pd.read_csv(path).to_dict("records")
 
 if __name__ == "__main__":
     main()
