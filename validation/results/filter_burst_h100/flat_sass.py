@@ -1,12 +1,13 @@
-"""SASS opcode counts of ``grouped_flat_kernel`` for one problem and config, compiled for
-sm_90 on a CPU machine (nvdisasm from Triton's wheel), as a channels_last launch
-specialises it (unit channel strides; pointers and pixel strides 16-byte aligned; the
-filter's other strides not).
+"""SASS opcode counts and registers of ``grouped_flat_kernel`` for one problem and config,
+compiled for sm_90 on a CPU machine (nvdisasm and cuobjdump from Triton's wheel), as a
+channels_last launch specialises it (unit channel strides; pointers and pixel strides
+16-byte aligned; the filter's other strides not).
 
     python3 validation/results/filter_burst_h100/flat_sass.py PROBLEM CONFIG [W_VEC]
 
-W_VEC (the filter vector width) needs ``filter_vectors_next.patch`` applied; without it,
-leave it out. The disassembly is left in /tmp/flat_sass.sass.
+W_VEC: the filter vector width (in the tree since the forty-fourth session; before it,
+``filter_vectors_next.patch`` added it). Left out: the kernel's default, 1. The
+disassembly is left in /tmp/flat_sass.sass.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 os.environ.pop("TRITON_INTERPRET", None)
 # tests/test_flat_grid.py's constants of a forward compile (and its helpers' imports)
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "gpu"))
 
 import test_flat_grid as T  # noqa: E402
 import triton  # noqa: E402
@@ -34,6 +36,7 @@ from convdispatch.kernels.grouped_flat import (  # noqa: E402
     grouped_flat_kernel,
     row_reuse,
 )
+from sass_count import cuobjdump  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
@@ -68,8 +71,10 @@ def main(argv: list[str]) -> None:
     ops = collections.Counter(re.findall(
         r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)", sass, re.M))
     loads = {op: n for op, n in ops.items() if op.startswith("LDG.E")}
+    regs = re.search(r"REG:(\d+)", cuobjdump(out.asm["cubin"], "-res-usage")).group(1)
     print(f"{argv[0]} {cfg}{' W_VEC=' + argv[2] if extra else ''}: "
-          f"{sum(ops.values())} instructions, shared memory {out.metadata.shared} B; "
+          f"{sum(ops.values())} instructions, {regs} registers, shared memory "
+          f"{out.metadata.shared} B; "
           f"global loads {loads}, barriers {ops['BAR.SYNC.DEFER_BLOCKING']}")
 
 

@@ -7,7 +7,8 @@ the rows that `convdispatch retire` set aside in call 277 (``retired_*.csv.gz``)
 same configs measured again there (``new_*.csv.gz``), the issue-6 suite of calls 278 and
 279 against call 276's (``../filter_burst_h100/``), and the grouped layers' backward pass
 of calls 278 and 281 against call 272's two runs (``../row_reuse_h100/``), and the L2
-prefetch probe of call 280.
+prefetch probe of call 280; the strided layers' share of the gap (call 279 and the sweep
+CSVs in data/sweeps/h100/ as committed with this folder).
 """
 
 from __future__ import annotations
@@ -17,15 +18,19 @@ from pathlib import Path
 import pandas as pd
 from convdispatch.validation.bench_layers import backward_run_lines
 from convdispatch.validation.derived_tables import (
+    DTYPES,
     full_pass,
+    heading,
     line,
     probe_lines,
     suite_lines,
     sweep_lines,
     table_head,
 )
+from convdispatch.validation.row_compare import geomean
 
 HERE = Path(__file__).parent
+ROOT = HERE.parents[2]
 BEFORE = HERE.parent / "filter_burst_h100" / "call276"
 BACKWARD_BEFORE = [HERE.parent / "row_reuse_h100" / "call272" / f"bwd_full_grouped6_{i}"
                    for i in (1, 2)]
@@ -72,6 +77,36 @@ def backward_lines() -> list[str]:
     return out + [""]
 
 
+def strided_lines() -> list[str]:
+    """Call 279's grouped layers: stride 2 against stride 1, the grouped geomean were every
+    strided layer at least 1.4x or 1.6x, and the model's choices against the best row of
+    the sweep CSVs (as committed with this folder) on the same layers (float16)."""
+    out = heading("Where 2x is: the strided grouped layers (call 279)", "",
+                  ["dtype", "strided layers", "x cuDNN", "stride-1 layers", "x cuDNN",
+                   "all, strided at >= 1.4", "all, strided at >= 1.6"])
+    for _, short in DTYPES:
+        d = pd.read_csv(HERE / "call279" / f"issue6_{short}" / "bench.csv")
+        d = d[d.category == "grouped"]
+        strided = d.geometry.str.contains(r"stride=\(2")
+        floors = [geomean(d.speedup_vs_cudnn.where(~strided, d.speedup_vs_cudnn.clip(lower=t)))
+                  for t in (1.4, 1.6)]
+        out.append(line([short, int(strided.sum()), f"{geomean(d.speedup_vs_cudnn[strided]):.3f}",
+                         int((~strided).sum()), f"{geomean(d.speedup_vs_cudnn[~strided]):.3f}",
+                         *(f"{f:.3f}" for f in floors)]))
+    d = pd.read_csv(HERE / "call279" / "issue6_fp16" / "bench.csv")
+    d = d[d.category == "grouped"]
+    sweep = pd.concat(pd.read_csv(ROOT / "data" / "sweeps" / "h100" / f"{plan}.csv")
+                      for plan in ("train", "holdout"))
+    sweep = sweep[sweep.problem_id.isin(d.problem_id) & (sweep.status == "ok")]
+    swept = sweep.assign(chosen=sweep.family + ":" + sweep.config).set_index(
+        ["problem_id", "chosen"]).latency_us
+    chosen = swept.loc[list(zip(d.problem_id, d.chosen))].to_numpy()
+    best = sweep.groupby("problem_id").latency_us.min().loc[d.problem_id].to_numpy()
+    return out + ["", f"The model's choices (float16) against the sweep's best row on these "
+                  f"{len(d)} layers, both as swept: {geomean(best / chosen):.3f} of the best "
+                  f"(lowest {min(best / chosen):.3f}).", ""]
+
+
 def main() -> None:
     lines = ["# Filter tiles in vector loads: derived tables", "",
              "Made by `derived.py` from this folder's files.", ""]
@@ -82,6 +117,7 @@ def main() -> None:
         lines += suite_lines(BEFORE, HERE / f"call{call}", f"The issue-6 suite: call {call} "
                              "(model d102c50e1121) against call 276 (82834fac9bd6)",
                              ("call 276", f"call {call}"))
+    lines += strided_lines()
     lines += backward_lines()
     lines += prefetch_probe()
     print("\n".join(lines).rstrip())
