@@ -13,9 +13,10 @@ from .geometry import DTYPES, ConvGeometry
 # Keys a config may hold. Block sizes are Triton constexprs (TILE_W: width of a 2D
 # pixel tile of BLOCK_M pixels; L1_TAPS=1: pipelined input copies that stay in L1,
 # see grouped_packed; FILTER_ROWS: filter rows a wgrad_grouped_taps program reduces;
-# ITEMS: pixel tiles a grouped_flat program walks); the last two are launch options.
+# ITEMS: pixel tiles a grouped_flat program walks; WGMMA=1: its taps as warpgroup mmas
+# reading both operands from shared memory); the last two are launch options.
 CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TILE_W", "L1_TAPS",
-               "FILTER_ROWS", "ITEMS", "num_warps", "num_stages")
+               "FILTER_ROWS", "ITEMS", "WGMMA", "num_warps", "num_stages")
 
 ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "relu6": 2, "gelu": 3, "silu": 4}
 

@@ -128,9 +128,10 @@ FLAT_POSITIONS = (64, 128, 256)
 
 def flat_config_rejects(geom, cfg, smallest: int) -> str | None:
     """Why a flat-grid family does not offer ``cfg`` (a tile or item that would be mostly
-    idle): a 32-wide tile for groups that fit 16, or an item of over ``smallest``
-    positions that is twice the image."""
-    if reason := wide_tile_rejects(geom, cfg["BLOCK_N"]):
+    idle): a 32-wide tile for groups that fit 16 (but with WGMMA, whose matrix work is
+    not what these kernels wait on, and whose 32-wide copies are 64 bytes a pixel), or an
+    item of over ``smallest`` positions that is twice the image."""
+    if not cfg.get("WGMMA") and (reason := wide_tile_rejects(geom, cfg["BLOCK_N"])):
         return reason
     c = flat_consts(geom, cfg["BLOCK_M"])
     image = c["WP"] * geom.out_spatial[1]
@@ -175,13 +176,21 @@ if HAVE_GLUON:
                                        max_phase=4 if wide else 1, order=[1, 0])
 
     @gluon.constexpr_function
-    def row_units(block):
-        """16-byte units between consecutive rows of ``block`` channels in plane 0."""
-        return 1 if block >= 32 else block // 8
+    def row_units(block, swizzled=False):
+        """16-byte units between consecutive rows of ``block`` channels in plane 0 (in a
+        ``swizzled`` buffer, between consecutive rows)."""
+        return 1 if block >= 32 and not swizzled else block // 8
 
     @gluon.constexpr_function
-    def row_layout(rows, block, plane_rows):
+    def row_layout(rows, block, plane_rows, swizzled=False):
         """Shared layout of a [rows, block] view of a buffer of ``plane_rows`` rows.
+
+        ``swizzled`` (the wgmma kernels, whose tap views are wgmma's A operand): whole rows
+        of ``block`` channels swizzled over the row's width (32 bytes at 16 channels, 64 at
+        32), wgmma's own layout. The swizzle is a function of the shared-memory address,
+        so a view may start on any row (call 282: wgmma read views at every row shift
+        0..39 exactly; ``validation/gpu/probe_wgmma_shift.py``); the copies start on whole
+        swizzle patterns (8 rows: phase images and copy runs are multiples of 32 rows).
 
         Rows of 32 channels are held as 4 planes of ``plane_rows`` rows of 8 channels
         (channel c of row f at element c % 8 + 8 f + 8 plane_rows (c // 8)). No swizzle can
@@ -191,6 +200,9 @@ if HAVE_GLUON:
         168-169: a problem's best 32-channel config 1.07-1.22x faster). Rows of 16 channels
         stay whole (32 bytes, 2-way conflicts): in planes their kernels were 7% slower
         (call 168; in the forward kernel too, call 178)."""
+        if swizzled:
+            return gl.NVMMASharedLayout(swizzle_byte_width=2 * block, element_bitwidth=16,
+                                        rank=2)
         if block < 32:
             return gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
         bases = [[0, 1], [0, 2], [0, 4]]
@@ -299,11 +311,13 @@ if HAVE_GLUON:
             w_smem.index(TAP0 + t).store(tiles[t])
 
     @gluon.jit
-    def unit_rows(dtype: gl.constexpr, ROWS: gl.constexpr, BLOCK: gl.constexpr):
-        """Shared memory for ROWS rows of BLOCK channels (``row_layout``), as the view of
-        16-byte units that the copies and ``tap_rows`` index (a view starts on any row)."""
+    def unit_rows(dtype: gl.constexpr, ROWS: gl.constexpr, BLOCK: gl.constexpr,
+                  SWZ: gl.constexpr = False):
+        """Shared memory for ROWS rows of BLOCK channels (``row_layout``, swizzled if SWZ),
+        as the view of 16-byte units that the copies and ``tap_rows`` index (a view starts
+        on any row)."""
         return gl.allocate_shared_memory(dtype, [ROWS, BLOCK],
-                                         row_layout(ROWS, BLOCK, ROWS))._reinterpret(
+                                         row_layout(ROWS, BLOCK, ROWS, SWZ))._reinterpret(
             dtype, [ROWS * BLOCK // 8, 8], UNITS)
 
     @gluon.constexpr_function
@@ -339,7 +353,8 @@ if HAVE_GLUON:
     def copy_phases(x_units, x_ptr, n, oh0, live, ch, cok, H, W, pdh, pdw, sxn, sxh, sxw,
                     BUF: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
                     XNEED: gl.constexpr, XCOPY: gl.constexpr, NPH: gl.constexpr,
-                    STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr):
+                    STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr,
+                    SWZ: gl.constexpr = False):
         """Start copying (cp.async, uncommitted) the stride-phase images of the item whose
         first output row is oh0 of image n into buffer BUF of ``x_units`` (16-byte units;
         phase images of XP positions): the first XCOPY positions of each, in
@@ -361,9 +376,9 @@ if HAVE_GLUON:
                 row = gl.expand_dims(n * sxn + ih * sxh + iw * sxw, 1)
                 cp.async_copy_global_to_shared(
                     x_units.index(((BUF * NPH + ph) * XP + copy_run(XCOPY, i, True))
-                                  * row_units(BLOCK))._reinterpret(
+                                  * row_units(BLOCK, SWZ))._reinterpret(
                         x_units.dtype, [copy_run(XCOPY, i, False), BLOCK],
-                        row_layout(copy_run(XCOPY, i, False), BLOCK, 2 * NPH * XP)),
+                        row_layout(copy_run(XCOPY, i, False), BLOCK, 2 * NPH * XP, SWZ)),
                     x_ptr + (row + ch), mask=gl.expand_dims(ok, 1) & cok)
 
     @gluon.jit
@@ -371,12 +386,14 @@ if HAVE_GLUON:
                  BUF: gl.constexpr, S: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
                  NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr,
                  DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
-                 SH: gl.constexpr):
+                 SH: gl.constexpr, SWZ: gl.constexpr = False):
         """The LEN rows that filter tap T reads for output positions FIRST.. of the item in
-        buffer BUF, as a [LEN, BLOCK] view (SH: its ``row_layout``) of ``x_units``."""
+        buffer BUF, as a [LEN, BLOCK] view (SH: its ``row_layout``, swizzled if SWZ) of
+        ``x_units``."""
         # The phase and the shift are written into the index: assigned to a local name,
         # a constant becomes a tensor.
         return x_units.index(
             ((BUF * NPH + ((T // S) * DLH % STH) * STW + (T % S) * DLW % STW) * XP
-             + ((T // S) * DLH // STH) * WP + (T % S) * DLW // STW + FIRST) * row_units(BLOCK)
+             + ((T // S) * DLH // STH) * WP + (T % S) * DLW // STW + FIRST)
+            * row_units(BLOCK, SWZ)
         )._reinterpret(x_units.dtype, [LEN, BLOCK], SH)

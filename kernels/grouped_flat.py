@@ -21,6 +21,16 @@ positions as runs of 16 (an accumulator each) and loads each run of the buffer o
 every such tap (``flat_grid.reuse_plan``): 0.3 to 0.67 of the shared-memory operand
 loads it took (ResNeXt-50 layer2.1, 8 runs a warp: 36 a plane where 72 were).
 
+WGMMA (Hopper): each tap is warpgroup mmas that read both operands from shared memory,
+the tap's shifted run of rows and its filter tile, issued back to back and waited for
+once a step: no ldmatrix, no operand registers. The rows are swizzled over their width
+(32 or 64 bytes), which a view may start on any row of, as the swizzle follows the
+shared-memory address (``flat_grid.row_layout``). Its tiles are 4 or 8 warps (a
+warpgroup takes 64 positions), and 32 wide also for groups of 16 channels or fewer: the
+block-diagonal zeros cost matrix work that is now cheap, and a copy moves 64 bytes a
+pixel (ResNeXt-50 layer2.0 at batch 32, stride 2: 40.1 -> 35.3 us, call 284;
+validation/results/flat_wgmma_h100/).
+
 In 3D an item is ROWS output rows of one output depth slice, and a program steps through
 its depth taps: each step copies the input slice that depth tap reads (zeros where that
 is padding: ``flat_grid.depth_slice``) and adds that plane's taps to the item's
@@ -33,7 +43,7 @@ into NaN. Through ``dgrad_forward`` the same kernel computes the gradient of the
 (``dgrad_grouped_flat``): it reads the stored filter transposed (TRANSPOSED) and its taps
 reversed (negative tap strides from the last tap).
 
-Gluon has no interpreter: tests/test_flat_grid.py compiles it for sm_90 on the CPU;
+Gluon has no interpreter: tests/test_flat_grid.py compiles it (WGMMA too) for sm_90 on the CPU;
 tests/test_gpu_families.py and tests/test_gpu_grad.py run it.
 """
 
@@ -58,6 +68,11 @@ if HAVE_GLUON:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
+    from triton.experimental.gluon.language.nvidia.hopper import (
+        fence_async_shared,
+        warpgroup_mma,
+        warpgroup_mma_wait,
+    )
 
     from .flat_grid import (
         copy_layout,
@@ -92,13 +107,15 @@ if HAVE_GLUON:
                sxn, sxd, sxh, sxw, BUF: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr,
                XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr,
                NPH: gl.constexpr, DEPTH: gl.constexpr, STD: gl.constexpr,
-               DLD: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr):
+               DLD: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr, LX: gl.constexpr,
+               SWZ: gl.constexpr):
         """Start copying the phase images of the input slice that depth tap ``td`` of an
         item reads into buffer BUF (one cp.async group; zeros where it is padding)."""
         n, _, di, live = depth_slice(item // TILES_H, td, item < end, OD, D, pdd, DEPTH,
                                      STD, DLD)
         copy_phases(x_units, x_ptr + di * sxd, n, (item % TILES_H) * ROWS, live, ch, cok, H,
-                    W, pdh, pdw, sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX)
+                    W, pdh, pdw, sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX,
+                    SWZ)
         cp.commit_group()
 
     @gluon.jit
@@ -115,6 +132,23 @@ if HAVE_GLUON:
             b = w_smem.index(TAP0 + t).permute((1, 0)).load(B_L)
             acc = mma_v2(a, b, acc)
         return acc
+
+    @gluon.jit
+    def _taps_wgmma(acc, x_units, w_smem, TAP0, BUF: gl.constexpr, R: gl.constexpr,
+                    S: gl.constexpr, P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
+                    NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr,
+                    DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
+                    XT: gl.constexpr):
+        """``_taps`` as warpgroup mmas that read both operands from shared memory: each
+        tap's shifted run of rows (XT: swizzled rows) and its filter tile, issued
+        back to back without waiting; waits for all before returning (the next copies
+        overwrite the buffer)."""
+        for t in gl.static_range(R * S):
+            a = tap_rows(x_units, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
+                         XT, True)
+            acc = warpgroup_mma(a, w_smem.index(TAP0 + t).permute((1, 0)), acc,
+                                is_async=True)
+        return warpgroup_mma_wait(0, deps=[acc])
 
     @gluon.jit
     def _filter_regs(w_smem, TAPS: gl.constexpr, B_L: gl.constexpr):
@@ -253,24 +287,32 @@ if HAVE_GLUON:
         STW: gl.constexpr, DLD: gl.constexpr, DLH: gl.constexpr, DLW: gl.constexpr,
         DEPTH: gl.constexpr, ACT: gl.constexpr, HAS_BIAS: gl.constexpr,
         HAS_RES: gl.constexpr, TRANSPOSED: gl.constexpr, B_REGS: gl.constexpr = False,
-        REUSE: gl.constexpr = False, W_VEC: gl.constexpr = 1,
+        REUSE: gl.constexpr = False, W_VEC: gl.constexpr = 1, WGMMA: gl.constexpr = False,
     ):
         NW: gl.constexpr = gl.num_warps()
         LX: gl.constexpr = copy_layout(BLOCK, NW)
-        MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
-                                                      warps_per_cta=[NW, 1],
-                                                      instr_shape=[16, 8])
+        if WGMMA:
+            # Warpgroup mmas of 64 positions x BLOCK channels x 16, both operands read
+            # from shared memory (no ldmatrix, no operand registers), issued back to back.
+            MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0],
+                                                          warps_per_cta=[NW, 1],
+                                                          instr_shape=[16, BLOCK, 16])
+            SW: gl.constexpr = row_layout(BLOCK, BLOCK, BLOCK, True)
+        else:
+            MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
+                                                          warps_per_cta=[NW, 1],
+                                                          instr_shape=[16, 8])
+            SW: gl.constexpr = tile_swizzle(BLOCK)
         A_L: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
         B_L: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
-        SW: gl.constexpr = tile_swizzle(BLOCK)
         pack = gl.program_id(0)
         first = gl.program_id(1) * ITEMS_PER_PROGRAM
         end = gl.minimum(first + ITEMS_PER_PROGRAM, ITEMS)
         # Phase images (flat_grid.row_layout), read and written through views of 16-byte
         # units, so that a view starts on any row.
         XR: gl.constexpr = 2 * NPH * XP
-        x_units = unit_rows(x_ptr.dtype.element_ty, XR, BLOCK)
-        XT: gl.constexpr = row_layout(P, BLOCK, XR)
+        x_units = unit_rows(x_ptr.dtype.element_ty, XR, BLOCK, WGMMA)
+        XT: gl.constexpr = row_layout(P, BLOCK, XR, WGMMA)
         # Every tap's filter tile, rows = output channels of the pack.
         w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [T * R * S, BLOCK, BLOCK],
                                            SW)
@@ -279,7 +321,7 @@ if HAVE_GLUON:
         cok = gl.expand_dims(ch < GPT * CG, 0) & (c_glob < C)
         _issue(first, end, 0, x_units, x_ptr, c_glob, cok, D, H, W, OD, pdd, pdh, pdw,
                TILES_H, sxn, sxd, sxh, sxw, 0, ROWS, WP, XP, XNEED, XCOPY, NPH, DEPTH, STD,
-               DLD, STH, STW, LX)
+               DLD, STH, STW, LX, WGMMA)
         # The filter tiles load while the first item's copies are in flight, a plane at
         # once (``filter_tiles``' BURST: 1.14x over the issue-6 layers' fastest flat
         # tiles, up to 1.5x on 3D ones; validation/results/filter_burst_h100/).
@@ -310,10 +352,16 @@ if HAVE_GLUON:
                 _issue(first + (it + buf + 1) // T, end, (it + buf + 1) % T, x_units, x_ptr,
                        c_glob, cok, D, H, W, OD, pdd, pdh, pdw, TILES_H, sxn, sxd, sxh, sxw,
                        1 - buf, ROWS, WP, XP, XNEED, XCOPY, NPH, DEPTH, STD, DLD, STH, STW,
-                       LX)
+                       LX, WGMMA)
                 cp.wait_group(1)
+                if WGMMA:
+                    # The copies (and the filter tiles' stores) are read by the async proxy.
+                    fence_async_shared()
                 gl.thread_barrier()
-                if REUSE:
+                if WGMMA:
+                    acc = (_taps_wgmma(acc[0], x_units, w_smem, td * (R * S), buf, R, S, P, WP,
+                                       XP, NPH, STH, STW, DLH, DLW, BLOCK, XT),)
+                elif REUSE:
                     acc = _taps_reuse(acc, x_units, w_smem, bs, td * (R * S), buf, R, S, WP,
                                       XP, NPH, STH, STW, DLH, DLW, BLOCK, SPAN, XR, B_REGS,
                                       A_L, B_L)
@@ -340,6 +388,9 @@ MAX_FLAT_TAPS = 9
 # (BLOCK_N, num_warps): the mma warps split the positions in sixteens; ITEMS a program
 # walks (its filter tiles load once, its items alternate buffers in pairs).
 FLAT_TILES = ((16, 2), (16, 4), (32, 2), (32, 4))
+# (BLOCK_N, num_warps) of the WGMMA tiles: warpgroup mmas of 64 positions (8 warps: two
+# warpgroups, items of 128 positions or more).
+FLAT_WGMMA_TILES = ((16, 4), (32, 4), (16, 8), (32, 8))
 # ITEMS offered to every geometry (4 and 8 only where the programs still cover the SMs);
 # the dgrad twin's only ones.
 FLAT_ITEMS = (2, 4, 8)
@@ -366,7 +417,11 @@ class GroupedFlatFamily(KernelFamily):
     fills_gpu = True
     configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=wp, num_stages=1)
                     for items in FILL_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_TILES)
+    # The dgrad twin keeps the mma.sync tiles its rows were measured with.
     dgrad_configs = tuple(c for c in configs if c["ITEMS"] in FLAT_ITEMS)
+    configs = configs + tuple(
+        Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=wp, num_stages=1, WGMMA=1)
+        for items in FILL_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_WGMMA_TILES)
 
     def supports(self, geom) -> str | None:
         return (gluon_grouped_rejects(geom, MAX_FLAT_TAPS, geom.c, depth=True)
@@ -412,6 +467,8 @@ class GroupedFlatFamily(KernelFamily):
             return reason
         if cfg["num_warps"] > cfg["BLOCK_M"] // 16:
             return f"num_warps={cfg['num_warps']} exceeds BLOCK_M={cfg['BLOCK_M']} / 16"
+        if cfg.get("WGMMA") and device.key != "interpreter" and not device.is_hopper:
+            return "WGMMA needs warpgroup mma (compute capability 9.x)"
         return super().hard_ok(geom, cfg, device)
 
     def fill_items(self, geom, cfg: Config, sm_count: int) -> tuple[int, ...]:
@@ -465,8 +522,9 @@ class GroupedFlatFamily(KernelFamily):
             HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
             TRANSPOSED=call.transposed_w,
             # (The dgrad twin keeps the loads its sweep rows measured.)
-            B_REGS=filter_in_registers(g, bn) and not call.transposed_w,
-            REUSE=reuse, W_VEC=filter_vector(call, sw), num_warps=cfg["num_warps"], **c)
+            B_REGS=filter_in_registers(g, bn) and not call.transposed_w and not cfg.get("WGMMA"),
+            REUSE=reuse, W_VEC=filter_vector(call, sw), WGMMA=bool(cfg.get("WGMMA")),
+            num_warps=cfg["num_warps"], **c)
 
 
 def filter_in_registers(geom, block: int) -> bool:
@@ -493,7 +551,8 @@ def row_reuse(geom, cfg: Config) -> bool:
     conv's depth stride only picks the input slices) where the rounded grid holds as many
     rows an item and that loads at most 1 / REUSE_MIN_GAIN of the runs a plane."""
     positions, nw = cfg["BLOCK_M"], cfg["num_warps"]
-    if cfg["BLOCK_N"] != 16 or positions < 16 * nw or geom.stride[1:] != (1, 1):
+    if (cfg["BLOCK_N"] != 16 or positions < 16 * nw or geom.stride[1:] != (1, 1)
+            or cfg.get("WGMMA")):
         return False
     if flat_consts(geom, positions, reuse=True)["ROWS"] != flat_consts(geom, positions)["ROWS"]:
         return False

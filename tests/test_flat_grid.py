@@ -74,8 +74,9 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
     cons = dict(CG=geom.cg, KG=geom.kg, GPT=FWD.gpt(geom, cfg), **_plane_taps(geom),
                 BLOCK=cfg["BLOCK_N"], ACT=4 if epilogue else 0,
                 HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
-                B_REGS=filter_in_registers(geom, cfg["BLOCK_N"]) and not transposed,
-                REUSE=row_reuse(geom, cfg),
+                B_REGS=(filter_in_registers(geom, cfg["BLOCK_N"]) and not transposed
+                        and not cfg.get("WGMMA")),
+                REUSE=row_reuse(geom, cfg), WGMMA=bool(cfg.get("WGMMA")),
                 W_VEC=launch_filter_vector(conv_call(geom, transposed_w=transposed)),
                 # channels_last: Triton makes an integer argument of 1 a constant
                 syc=1, src=1, **({} if transposed else {"swc": 1}), **flat_item(geom, cfg))
@@ -103,7 +104,8 @@ case = int(sys.argv[2])
 if sys.argv[4] == "wgrad":
     ptx, shared = T.ptx_sm90(*T.COMPILE_CASES[case])
 else:
-    ptx, shared = T.forward_ptx_sm90(*T.FORWARD_CASES[case])
+    ptx, shared = T.forward_ptx_sm90(*(T.WGMMA_CASES if sys.argv[4] == "wgmma"
+                                       else T.FORWARD_CASES)[case])
 open(sys.argv[3], "w").write(ptx)
 print(shared)
 """
@@ -282,6 +284,61 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     assert sizes == {"0x10"}, sizes
     # The output leaves in 16-byte stores (8 channels a thread), whole 32-byte sectors
     # per pair of threads; from the mma layout they were 4-byte stores.
+    stores = re.findall(r"st\.global(\S*)", ptx)
+    assert stores and set(stores) == {".v4.b32"}, set(stores)
+
+
+# grouped_flat's WGMMA tiles: ResNeXt-50 layer4.1 with the epilogue (32 channels, one
+# warpgroup); stride 2 in bfloat16 over two warpgroups; stride (3, 2) with dilation (six
+# phase images); 3D with the epilogue, a step a depth tap (27 tiles in shared memory)
+WGMMA_CASES = [
+    (G(n=2, c=64, k=64, g=2, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=64, BLOCK_N=32, ITEMS=2, num_warps=4, num_stages=1, WGMMA=1), True, False),
+    (G(n=2, c=64, k=64, g=8, h=14, w=14, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1),
+       dtype="bfloat16"),
+     Config(BLOCK_M=128, BLOCK_N=16, ITEMS=4, num_warps=8, num_stages=1, WGMMA=1), False,
+     False),
+    (G(n=2, c=64, k=64, g=8, h=23, w=17, r=3, s=3, stride=(1, 3, 2), pad=(0, 0, 2),
+       dilation=(1, 2, 1)),
+     Config(BLOCK_M=64, BLOCK_N=16, ITEMS=2, num_warps=4, num_stages=1, WGMMA=1), False,
+     False),
+    (G(n=2, c=256, k=256, g=32, d=4, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=4, num_warps=4, num_stages=1, WGMMA=1), True,
+     False),
+    # a 32-wide pack of 8-channel groups (64 bytes a pixel a copy)
+    (G(n=2, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=128, BLOCK_N=32, ITEMS=4, num_warps=4, num_stages=1, WGMMA=1), True,
+     False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(WGMMA_CASES)),
+                         ids=["cg32-7x7-epilogue", "cg8-s2-bf16-2wg", "cg8-s3x2", "cg8-3d",
+                              "cg8-wide"])
+def test_forward_wgmma_compiles_for_sm90(case, tmp_path):
+    """WGMMA: every tap of both steps is warpgroup mmas reading both operands from shared
+    memory (no mma.sync, no ldmatrix), issued back to back and waited for once a step;
+    the copies are 16-byte cp.async into rows swizzled over their width, which the tap
+    views' descriptors name (32 or 64 bytes); shared memory as the rule counts it."""
+    geom, cfg, _, _ = WGMMA_CASES[case]
+    assert FWD.runnable(geom, cfg, H100) is None
+    assert not row_reuse(geom, cfg)
+    ptx, shared = compile_sm90("wgmma", case, tmp_path)
+    assert FWD.smem_bytes(geom, cfg) <= shared <= H100.smem_bytes
+    bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
+    assert not re.search(r"\bmma\.sync", ptx)
+    # (The epilogue's layout change reads shared memory with ldmatrix; the taps do not.)
+    steps = re.findall(r"cp\.async\.wait_group\s+1;(.*?)wgmma\.wait_group", ptx, re.S)
+    assert len(steps) == 2 and not any("ldmatrix" in step for step in steps)
+    per_tap = cfg["BLOCK_M"] // (64 * (nw // 4)) * (bn // 16)
+    wgmma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16\.f32\.(?:f16|bf16)", ptx)
+    assert len(wgmma) == 2 * geom.r * geom.s * per_tap, len(wgmma)
+    assert len(re.findall(r"wgmma\.wait_group\.sync\.aligned 0;", ptx)) == 2
+    assert "fence.proxy.async.shared::cta" in ptx
+    sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
+    assert sizes == {"0x10"}, sizes
+    ttgir = (tmp_path / "kernel.ptx.ttgir").read_text()
+    assert f"swizzlingByteWidth = {2 * bn}" in ttgir
     stores = re.findall(r"st\.global(\S*)", ptx)
     assert stores and set(stores) == {".v4.b32"}, set(stores)
 
@@ -660,7 +717,8 @@ def test_configs_fit_and_items_cover_whole_rows():
 def test_forward_items_and_its_dgrad_twin():
     """ITEMS items a program: the launch grid's pixel axis and the features' programs
     count them; more than two only while the programs still cover the SMs; the dgrad
-    twin (reading the filter transposed) offers the same configs and the same rule."""
+    twin (reading the filter transposed) offers the same configs but the WGMMA tiles, and
+    the same rule."""
     from convdispatch.dispatcher import registry
     from convdispatch.heuristics import features as F
 
@@ -676,7 +734,8 @@ def test_forward_items_and_its_dgrad_twin():
     assert list(programs) == [32 * FWD.pixel_tiles(layer4, c.config) for c in cands]
     twin = registry.family("dgrad_grouped_flat")
     assert not twin.interpreted
-    assert [c.config for c in twin.candidates(layer4, H100)] == [c.config for c in cands]
+    assert [c.config for c in twin.candidates(layer4, H100)] == [
+        c.config for c in cands if not c.config.get("WGMMA")]
     assert twin.candidates(layer4, INTERPRETER) == []
     assert "multiples of 16" in twin.rejects(G(n=1, c=440, k=440, g=55, h=8, w=8, r=3, s=3))
 
@@ -697,17 +756,20 @@ def test_fill_ladder_offers_the_fewest_items_for_each_fill():
     # 8 packs: k=1 -> at most 16 pixel tiles, so 56 items (16 tiles); k=2 -> at most 33:
     # 28 (32 tiles); 3 -> 49: 20 (45; 19 would be odd); 4 -> 66: 14 (64); 6 -> 99: 10 (90)
     assert FWD.fill_items(layer1, tile, 132) == (10, 14, 20, 28, 56)
-    offered = {c.config["ITEMS"] for c in cands if c.config["BLOCK_M"] == 128}
+    # (16-wide tiles: packs of 4 groups; the WGMMA tiles 32 wide pack 8, a ladder of their own)
+    offered = {c.config["ITEMS"] for c in cands
+               if c.config["BLOCK_M"] == 128 and c.config["BLOCK_N"] == 16}
     assert offered == {2, 4, 8, 10, 14, 20, 28, 56}
     assert all(i % 2 == 0 for i in {c.config["ITEMS"] for c in cands})
     for cand in cands:
         items = cand.config["ITEMS"]
-        programs = FWD.pixel_tiles(layer1, cand.config) * 8
+        programs = FWD.pixel_tiles(layer1, cand.config) * FWD.packs(layer1, cand.config)
         if items not in FLAT_ITEMS:
             k = min(k for k in FILL_LEVELS if programs <= k * 132 or items == FILL_ITEMS[-1])
             smaller = [i for i in FILL_ITEMS if i < items]
             # no smaller ladder value keeps within k an SM
-            assert all(8 * -(-FWD.items(layer1, cand.config) // i) > k * 132 for i in smaller)
+            assert all(FWD.packs(layer1, cand.config) * -(-FWD.items(layer1, cand.config) // i)
+                       > k * 132 for i in smaller)
     why = FWD.config_ok(layer1, Config(tile, ITEMS=12), H100)
     assert "fill ladder (10, 14, 20, 28, 56)" in why
     # More packs than k an SM, few items a pack: the fewest items that take a pack's items
@@ -722,7 +784,8 @@ def test_fill_ladder_offers_the_fewest_items_for_each_fill():
     assert "2 give the same grid (1 items)" in FWD.config_ok(wide, Config(small, ITEMS=4), H100)
     X = F.feature_matrix(layer1, cands, H100)
     programs = X[:, F.FEATURE_NAMES.index("programs")]
-    assert list(programs) == [8 * FWD.pixel_tiles(layer1, c.config) for c in cands]
+    assert list(programs) == [FWD.packs(layer1, c.config) * FWD.pixel_tiles(layer1, c.config)
+                              for c in cands]
     twin = registry.family("dgrad_grouped_flat")
     assert {c["ITEMS"] for c in twin.configs} == set(FLAT_ITEMS)
 
