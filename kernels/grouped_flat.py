@@ -28,7 +28,7 @@ once a step: no ldmatrix, no operand registers. The rows are swizzled over their
 shared-memory address (``flat_grid.row_layout``). Its tiles are 4 or 8 warps (a
 warpgroup takes 64 positions), and 32 wide also for groups of 16 channels or fewer: the
 block-diagonal zeros cost matrix work that is now cheap, and a copy moves 64 bytes a
-pixel (ResNeXt-50 layer2.0 at batch 32, stride 2: 40.1 -> 35.3 us, call 284;
+pixel (ResNeXt-50 layer2.0 at batch 32, stride 2: the best row 40.0 -> 35.3 us, call 284;
 validation/results/flat_wgmma_h100/).
 
 In 3D an item is ROWS output rows of one output depth slice, and a program steps through
