@@ -85,6 +85,12 @@ TARGETS = {
                           "num_warps=4"),
     "v3d2_taps": (V3D2, "grouped_packed:BLOCK_K=128;BLOCK_M=64;BLOCK_N=32;num_stages=3;"
                         "num_warps=4"),
+    # The WGMMA tiles model 36288d73ed13 takes on the two strided layers (forty-fifth
+    # session): 32 wide, 64 bytes a pixel a copy.
+    "grp2_flat_wgmma": (GRP2, "grouped_flat:BLOCK_M=128;BLOCK_N=32;ITEMS=14;WGMMA=1;"
+                              "num_stages=1;num_warps=4"),
+    "grp3_flat_wgmma": (GRP3, "grouped_flat:BLOCK_M=64;BLOCK_N=32;ITEMS=8;WGMMA=1;"
+                              "num_stages=1;num_warps=4"),
 }
 
 
