@@ -521,10 +521,17 @@ class GroupedFlatFamily(KernelFamily):
             DLW=g.dilation[2], DEPTH=g.dims == 3, ACT=call.activation,
             HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
             TRANSPOSED=call.transposed_w,
-            # (The dgrad twin keeps the loads its sweep rows measured.)
-            B_REGS=filter_in_registers(g, bn) and not call.transposed_w and not cfg.get("WGMMA"),
+            B_REGS=filter_regs(g, cfg, call.transposed_w),
             REUSE=reuse, W_VEC=filter_vector(call, sw), WGMMA=bool(cfg.get("WGMMA")),
             num_warps=cfg["num_warps"], **c)
+
+
+def filter_regs(geom, cfg: Config, transposed: bool) -> bool:
+    """B_REGS of ``cfg``'s launch: ``filter_in_registers``, but not for the dgrad twin
+    (``transposed``: it keeps the loads its sweep rows measured) nor for WGMMA (its mmas
+    read the filter tiles from shared memory)."""
+    return (filter_in_registers(geom, cfg["BLOCK_N"]) and not transposed
+            and not cfg.get("WGMMA"))
 
 
 def filter_in_registers(geom, block: int) -> bool:

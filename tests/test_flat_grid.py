@@ -23,7 +23,7 @@ from convdispatch.kernels.flat_grid import (
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.kernels.grouped_flat import (
     GroupedFlatFamily,
-    filter_in_registers,
+    filter_regs,
     flat_item,
     row_reuse,
 )
@@ -74,8 +74,7 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
     cons = dict(CG=geom.cg, KG=geom.kg, GPT=FWD.gpt(geom, cfg), **_plane_taps(geom),
                 BLOCK=cfg["BLOCK_N"], ACT=4 if epilogue else 0,
                 HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
-                B_REGS=(filter_in_registers(geom, cfg["BLOCK_N"]) and not transposed
-                        and not cfg.get("WGMMA")),
+                B_REGS=filter_regs(geom, cfg, transposed),
                 REUSE=row_reuse(geom, cfg), WGMMA=bool(cfg.get("WGMMA")),
                 W_VEC=launch_filter_vector(conv_call(geom, transposed_w=transposed)),
                 # channels_last: Triton makes an integer argument of 1 a constant
@@ -109,6 +108,19 @@ else:
 open(sys.argv[3], "w").write(ptx)
 print(shared)
 """
+
+
+def assert_sixteen_byte_copies(ptx: str) -> None:
+    """Every cp.async copy of the kernel is 16 bytes."""
+    sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
+    assert sizes == {"0x10"}, sizes
+
+
+def assert_sixteen_byte_stores(ptx: str) -> None:
+    """The output leaves in 16-byte stores (8 channels a thread), whole 32-byte sectors per
+    pair of threads; from the mma layout they were 4-byte stores."""
+    stores = re.findall(r"st\.global(\S*)", ptx)
+    assert stores and set(stores) == {".v4.b32"}, set(stores)
 
 
 def compile_sm90(kind: str, case: int, tmp_path) -> tuple[str, int]:
@@ -162,8 +174,7 @@ def test_kernel_compiles_for_sm90(case, tmp_path):
     assert 2 * (cfg["BLOCK_M"] // 16) * geom.r * geom.s * per_dot == len(
         re.findall(r"mma\.sync\.aligned\.m16n8k16", ptx))
     assert "ldmatrix" in ptx
-    sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
-    assert sizes == {"0x10"}, sizes
+    assert_sixteen_byte_copies(ptx)
     # A split launch lets its reduction pass be scheduled from its start (``dependent``).
     split = cfg["SPLIT_K"] > 1
     assert ptx.count("griddepcontrol.launch_dependents") == split
@@ -261,7 +272,7 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
         # A's rows each tap of both steps (with row reuse, each run once for all the taps
         # that read it: reuse_plan); the filter tiles (one ldmatrix a tap) once a program
         # where they stay in registers (2D forward), else once a step.
-        b_loads = 1 if filter_in_registers(geom, bn) and not FORWARD_CASES[case][3] else 2
+        b_loads = 1 if filter_regs(geom, cfg, FORWARD_CASES[case][3]) else 2
         a_loads = reuse_loads(geom, cfg["BLOCK_M"], nw)[row_reuse(geom, cfg)]
         assert len(re.findall(r"ldmatrix", ptx)) == 2 * a_loads + b_loads * geom.r * geom.s
     assert row_reuse(geom, cfg) is (case in (4, 6, 7))  # the cases of the row-reuse schedule
@@ -280,12 +291,8 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
     # (a thread holds one or more runs of a tile: a 16-wide tile's 8 runs a warp repeat)
     per_thread = max(8, bn * bn // (32 * nw))
     assert len(filter_loads) == geom.t * geom.r * geom.s * per_thread // width
-    sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
-    assert sizes == {"0x10"}, sizes
-    # The output leaves in 16-byte stores (8 channels a thread), whole 32-byte sectors
-    # per pair of threads; from the mma layout they were 4-byte stores.
-    stores = re.findall(r"st\.global(\S*)", ptx)
-    assert stores and set(stores) == {".v4.b32"}, set(stores)
+    assert_sixteen_byte_copies(ptx)
+    assert_sixteen_byte_stores(ptx)
 
 
 # grouped_flat's WGMMA tiles: ResNeXt-50 layer4.1 with the epilogue (32 channels, one
@@ -335,12 +342,10 @@ def test_forward_wgmma_compiles_for_sm90(case, tmp_path):
     assert len(wgmma) == 2 * geom.r * geom.s * per_tap, len(wgmma)
     assert len(re.findall(r"wgmma\.wait_group\.sync\.aligned 0;", ptx)) == 2
     assert "fence.proxy.async.shared::cta" in ptx
-    sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
-    assert sizes == {"0x10"}, sizes
+    assert_sixteen_byte_copies(ptx)
     ttgir = (tmp_path / "kernel.ptx.ttgir").read_text()
     assert f"swizzlingByteWidth = {2 * bn}" in ttgir
-    stores = re.findall(r"st\.global(\S*)", ptx)
-    assert stores and set(stores) == {".v4.b32"}, set(stores)
+    assert_sixteen_byte_stores(ptx)
 
 
 def _flat_wgrad(geom: ConvGeometry, positions: int, x: torch.Tensor,
