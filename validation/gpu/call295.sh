@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Device call 295 (2026-11-28, forty-sixth session, an H200): call 293 again (every WGMMA
+# config of the 2D grouped layers, TMA prototype against shipped, two buffers): how much
+# of the gain a second run repeats.
+source validation/gpu/env.sh
+rm -rf "$RES" && mkdir -p "$RES"
+envinfo | tee "$RES/env.txt"
+trap pack EXIT
+step flat_tma_2d_all 400 python3 validation/gpu/probe_flat_tma.py \
+  validation/results/grouped_stages_h200/stage_configs.csv "$RES/flat_tma_2d_all.csv" \
+  --all --2d
