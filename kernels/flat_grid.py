@@ -26,13 +26,15 @@ from .base import next_pow2
 from .gluon_common import HAVE_GLUON, wide_tile_rejects
 
 
-def flat_consts(geom, positions: int, reuse: bool = False) -> dict:
+def flat_consts(geom, positions: int, reuse: bool = False, exact: bool = False) -> dict:
     """The flat layout of an item of ``positions`` (P) flat positions: grid width WP, its
     ROWS output rows, the XNEED phase positions that hold the input its output rows read,
     the XCOPY positions copied (every row a tap reads, up to P + the largest tap shift,
-    rounded up to COPY_RUN), their power-of-two allocation XP and the phase images a
-    buffer holds, NPH (stride_h x stride_w rounded up to a power of two, as Gluon shapes
-    must be). ``reuse``: WP rounded up to a multiple of 16 (``reuse_plan``)."""
+    rounded up to COPY_RUN), their allocation XP and the phase images a buffer holds,
+    NPH. XP and NPH are XCOPY and stride_h x stride_w rounded up to powers of two (the
+    unswizzled rows' shared layouts need them), or, ``exact`` (swizzled rows: WGMMA),
+    XCOPY and stride_h x stride_w themselves. ``reuse``: WP rounded up to a multiple of 16
+    (``reuse_plan``)."""
     _, oh, ow = geom.out_spatial
     _, sth, stw = geom.stride
     _, dlh, dlw = geom.dilation
@@ -43,9 +45,10 @@ def flat_consts(geom, positions: int, reuse: bool = False) -> dict:
         wp = -(-wp // 16) * 16
     rows = max(1, min(positions // wp, oh))
     read = positions + amax * wp + bmax
-    return dict(WP=wp, ROWS=rows, P=positions, XNEED=(rows + amax) * wp,
-                XCOPY=-(-read // COPY_RUN) * COPY_RUN, XP=next_pow2(read),
-                NPH=next_pow2(sth * stw))
+    xcopy = -(-read // COPY_RUN) * COPY_RUN
+    return dict(WP=wp, ROWS=rows, P=positions, XNEED=(rows + amax) * wp, XCOPY=xcopy,
+                XP=xcopy if exact else next_pow2(read),
+                NPH=sth * stw if exact else next_pow2(sth * stw))
 
 
 @constexpr_function

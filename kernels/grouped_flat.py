@@ -506,7 +506,7 @@ class GroupedFlatFamily(KernelFamily):
         g = call.geom
         bn = cfg["BLOCK_N"]
         reuse = row_reuse(g, cfg)
-        c = flat_consts(g, cfg["BLOCK_M"], reuse=reuse)
+        c = flat_item(g, cfg)
         gpt = self.gpt(g, cfg)
         od, oh, ow = g.out_spatial
         x = aligned_pixels(call.x)

@@ -711,3 +711,34 @@ def test_suite_pair_tables_by_hand():
     table = rerun_lines("1", "2", [("bfloat16", old, new[:2])])
     assert table[0].startswith("| dtype | x cuDNN (call 1) | call 2 | min | our time 1 / 2 |")
     assert table[2] == "| bfloat16 | 2.000 | 2.000 | 2.00 | 1.414 | 1.414 | 1 of 2 |"
+
+
+def test_suite_layers_and_reference():
+    """``suite_layers`` keeps one category of a suite (the issue-6 suite's 21 grouped
+    layers, ResNeXt-50's and ResNeXt3D-50's); ``reference`` is torch's conv of the rank in
+    float32, bias or none."""
+    import torch
+    import torch.nn.functional as F
+    from convdispatch.kernels.geometry import ConvGeometry
+    from convdispatch.validation.bench_layers import (
+        category,
+        conv_args,
+        make_tensors,
+        reference,
+        suite_layers,
+    )
+
+    grouped = suite_layers("issue6", "float16", "grouped")
+    assert len(grouped) == 21 and all(category(p) == "grouped" for p in grouped)
+    assert {p.set for p in grouped} == {"resnext50_32x4d", "video3d"}
+    for geom, conv in ((ConvGeometry(n=2, c=8, k=8, g=2, h=6, w=5, r=3, s=3, pad=(0, 1, 1),
+                                     bias=True), F.conv2d),
+                       (ConvGeometry(n=1, c=4, k=6, d=3, h=4, w=4, t=3, r=3, s=3,
+                                     stride=(1, 2, 2), pad=(1, 1, 1), dims=3), F.conv3d)):
+        x, w, b = make_tensors(geom, "cpu", seed=0)
+        ref = reference(geom, x, w, b)
+        assert ref.dtype == torch.float32
+        want = conv(x.float(), w.float(), None if b is None else b.float(), **conv_args(geom))
+        assert torch.equal(ref, want)
+        if b is not None:
+            assert not torch.equal(ref, reference(geom, x, w, None))

@@ -74,6 +74,22 @@ def make_tensors(geom, device, seed: int):
     return x, w, b
 
 
+def suite_layers(name: str, dtype: str, kind: str) -> list[Problem]:
+    """The layers of suite ``name`` in ``dtype`` of one category (``category``)."""
+    return [p for p in suite_problems(name, dtype) if category(p) == kind]
+
+
+def torch_conv(geom):
+    """torch's conv function of ``geom``'s rank (F.conv2d or F.conv3d)."""
+    return F.conv2d if geom.dims == 2 else F.conv3d
+
+
+def reference(geom, x, w, b):
+    """torch's conv of the tensors in float32: what outputs are checked against."""
+    return torch_conv(geom)(x.float(), w.float(), None if b is None else b.float(),
+                            **conv_args(geom))
+
+
 def conv_args(geom):
     lead = 3 - geom.dims
     return dict(stride=geom.stride[lead:], padding=geom.pad[lead:],
@@ -150,9 +166,9 @@ def measure(i: int, p: Problem, spec, topk: int, rep_ms: int, log) -> dict:
     g = p.geom
     x, w, b = make_tensors(g, "cuda", seed=i)
     kw = conv_args(g)
-    tconv = F.conv2d if g.dims == 2 else F.conv3d
+    tconv = torch_conv(g)
     ours = conv2d if g.dims == 2 else conv3d
-    ref = tconv(x.float(), w.float(), None if b is None else b.float(), **kw)
+    ref = reference(g, x, w, b)
     t0 = time.perf_counter()
     dec = decide(g, spec)
     decide_ms = (time.perf_counter() - t0) * 1e3
