@@ -3,11 +3,12 @@
 grouped layers.
 
     python3 validation/gpu/probe_flat_tma.py CONFIGS.csv OUT.csv [STAGES ...] [--all]
-        [--2d | --3d]
+        [--2d | --3d] [--bf16]
 
 CONFIGS.csv: (problem_id, config) rows; the WGMMA configs are taken. With --all, every
 WGMMA config the family offers the layers, two buffers, and the listed mma.sync configs
-timed as shipped (the layer's fastest of call 288). --2d, --3d: those layers only.
+timed as shipped (the layer's fastest of call 288). --2d, --3d: those layers only;
+--bf16: the layers in bfloat16 (CONFIGS.csv's problem ids name float16: the same layers).
 
 The prototype keeps the family's loop, taps (``_taps_wgmma``) and epilogue; what changes
 is the copy. Each stride-phase image is a strided 4D view of the input ([N, H / STH,
@@ -230,10 +231,12 @@ def main() -> None:
     configs_csv, out_csv = sys.argv[1], sys.argv[2]
     stage_counts = [int(s) for s in sys.argv[3:] if s.isdigit()] or [2, 3]
     dims = (3,) if "--3d" in sys.argv else (2,) if "--2d" in sys.argv else (2, 3)
+    dtype = "bfloat16" if "--bf16" in sys.argv else "float16"
     problems = {p.id: (i, p) for i, p in enumerate(
-        suite_layers("issue6", "float16", "grouped"))}
+        suite_layers("issue6", dtype, "grouped"))}
     with open(configs_csv) as f:
-        listed = [(r["problem_id"], r["config"]) for r in csv.DictReader(f)]
+        listed = [(r["problem_id"].replace("/float16", f"/{dtype}"), r["config"])
+                  for r in csv.DictReader(f)]
     wanted = [(pid, cid) for pid, cid in listed if "WGMMA=1" in cid]
     if "--all" in sys.argv[3:]:
         # every WGMMA config the family offers each layer, and the listed others (the

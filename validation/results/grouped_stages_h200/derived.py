@@ -1,4 +1,4 @@
-"""Tables of this folder's calls (288-295, an H200) into derived.md.
+"""Tables of this folder's calls (288-296, an H200) into derived.md.
 
     python3 validation/results/grouped_stages_h200/derived.py
 """
@@ -27,7 +27,8 @@ def gmean(x) -> float:
 
 
 def short(pid: str) -> str:
-    return pid.replace("/float16", "").replace("resnext3d_50.", "").replace(".conv2", "")
+    return (pid.replace("/float16", "").replace("/bfloat16", "").replace("resnext3d_50.", "")
+            .replace(".conv2", ""))
 
 
 def table(rows: list[list], head: list[str]) -> list[str]:
@@ -105,15 +106,18 @@ def main() -> None:
             for pid in piv.index]
     md += table(rows, ["layer"] + [f"{h} {c}x{p}" for h, c, p in cols])
 
-    md += ["## Calls 292-295: the TMA prototype against the shipped kernel", "",
+    md += ["## Calls 292-296: the TMA prototype against the shipped kernel", "",
            "Same config both ways, paired; each layer's fastest row each way (us). "
            "Call 293: every WGMMA config of the 2D layers; call 294: the 3D layers' too, "
-           "and call 288's fastest configs of all 21 layers; call 295: call 293 again.", ""]
+           "and call 288's fastest configs of all 21 layers; call 295: call 293 again; "
+           "call 296: call 293 in bfloat16.", ""]
     for name, path in (("call 292, two buffers", HERE / "call292" / "flat_tma.csv"),
                        ("call 293", HERE / "call293" / "flat_tma_all.csv"),
                        ("call 294, fastest configs", HERE / "call294" / "flat_tma.csv"),
                        ("call 294, 3D", HERE / "call294" / "flat_tma_3d_all.csv"),
-                       ("call 295 (call 293 again)", HERE / "call295" / "flat_tma_2d_all.csv")):
+                       ("call 295 (call 293 again)", HERE / "call295" / "flat_tma_2d_all.csv"),
+                       ("call 296 (call 293 in bfloat16)",
+                        HERE / "call296" / "flat_tma_2d_all_bf16.csv")):
         d = read(path)
         if "stages" in d:
             d = d[d.stages != 3]
