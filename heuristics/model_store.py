@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernels.base import DIRECTIONS, Candidate
+from ..kernels.base import CONFIG_KEYS, DIRECTIONS, Candidate
 from ..kernels.device import KNOWN, DeviceSpec, device_key
 from ..kernels.geometry import ConvGeometry
 from .features import (
@@ -40,6 +40,10 @@ from .tree_model import ModelLoadError, TreeEnsemble, load_ensemble, sha256_file
 
 MODEL_FILE, SCHEMA_FILE, META_FILE = "model.txt", "schema.json", "meta.json"
 GUARD_FILE = "guard.txt"
+# The config keys a model saved before schema.json recorded 'config_keys' may have seen:
+# every key there was then. A key added since ranks last under such a model.
+LEGACY_CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TILE_W",
+                      "L1_TAPS", "FILTER_ROWS", "ITEMS", "WGMMA", "num_warps", "num_stages")
 MODELS_ROOT = Path(__file__).resolve().parent.parent / "models"
 TRANSFORMS = ("exp", "negate", "none")
 
@@ -81,6 +85,21 @@ class LoadedModel:
         family of its direction); others are ranked after them with score inf."""
         return frozenset(self.schema.get("families", _families_of(self.direction)))
 
+    @property
+    def config_keys(self) -> frozenset[str]:
+        """Config keys the model saw in training (schema.json 'config_keys'; a model saved
+        before they were recorded: LEGACY_CONFIG_KEYS). A candidate whose config has any
+        other is ranked after the rest with score inf, as an unseen family is: its
+        features read as a config the model knows, so its score would be a guess."""
+        return frozenset(self.schema.get("config_keys", LEGACY_CONFIG_KEYS))
+
+    def unseen(self, candidates: Sequence[Candidate]) -> list[bool]:
+        """For each candidate, whether its family or a key of its config is one the model
+        never saw in training."""
+        fams, keys = self.families, self.config_keys
+        return [c.family not in fams or not keys.issuperset(c.config.keys())
+                for c in candidates]
+
     def predict(self, features: np.ndarray) -> np.ndarray:
         """Scores (float64), lower = predicted faster, for a [n, N_FEATURES] matrix."""
         raw = self.ensemble.predict(features)
@@ -100,8 +119,9 @@ class LoadedModel:
              device: DeviceSpec) -> list[tuple[Candidate, float]]:
         """Candidates best first; equal scores ordered by candidate id.
 
-        A family absent from the training data gets score inf: the model has
-        never seen it, so its prediction would be a guess. With a guard, the
+        A family or config key absent from the training data gets score inf
+        (``unseen``): the model has never seen it, so its prediction would be a guess.
+        With a guard, the
         ranker's top candidates that it vetoes come last (heuristics/guard.py).
         """
         return self.rank_with_vetoes(geom, candidates, device)[0]
@@ -115,9 +135,9 @@ class LoadedModel:
             return [], []
         X = feature_matrix(geom, cands, device)
         scores = self.predict(X)
-        fams = self.families
-        if any(c.family not in fams for c in cands):
-            scores[[c.family not in fams for c in cands]] = np.inf
+        unseen = self.unseen(cands)
+        if any(unseen):
+            scores[unseen] = np.inf
         vetoed_list: list[Candidate] = []
         if self.guard is not None and len(cands) > 1:
             top = np.argsort(scores, kind="stable")[:self.guard_params.top_k]
@@ -181,6 +201,11 @@ def _check_schema(schema: dict, path: Path) -> None:
     if others:
         raise ModelLoadError(f"{path}: a {direction!r} model lists families of another "
                              f"direction: {others}")
+    keys = schema.get("config_keys", LEGACY_CONFIG_KEYS)
+    if (not isinstance(keys, list | tuple) or not keys
+            or any(k not in CONFIG_KEYS for k in keys)):
+        raise ModelLoadError(f"{path}: 'config_keys' must be a non-empty list of config keys "
+                             f"{list(CONFIG_KEYS)}, got {keys!r}")
 
 
 def load_model(path: str | os.PathLike) -> LoadedModel:
@@ -270,12 +295,15 @@ def write_json(path: Path, obj: dict) -> None:
 def write_model_dir(out: str | os.PathLike, booster, method: str, device: DeviceSpec,
                     meta: dict, check_X: np.ndarray,
                     families: Sequence[str] | None = None,
-                    guard: tuple[object, GuardParams] | None = None) -> dict:
+                    guard: tuple[object, GuardParams] | None = None,
+                    config_keys: Sequence[str] | None = None) -> dict:
     """Write model.txt (and guard.txt), schema.json, meta.json; verify the numpy
     evaluator against lightgbm.
 
     ``families``: the families in the training data, all of one direction (default:
-    every forward family). ``guard``: (its booster, its settings), or None. Returns the
+    every forward family). ``guard``: (its booster, its settings), or None.
+    ``config_keys``: the config keys in the training data (default: every key of
+    ``CONFIG_KEYS``). Returns the
     meta written (with the model's sha256, identity and the largest |tree_model -
     lightgbm| difference on ``check_X``). Raises RuntimeError when that exceeds 1e-6.
     Files are written model files first, then schema.json, meta.json, each
@@ -289,6 +317,9 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
     unknown = [f for f in fams if f not in FAMILY_DIRECTION]
     if unknown or not fams:
         raise ValueError(f"families {fams} must be a non-empty subset of {list(FAMILY_DIRECTION)}")
+    keys = sorted(set(config_keys if config_keys is not None else CONFIG_KEYS))
+    if not keys or any(k not in CONFIG_KEYS for k in keys):
+        raise ValueError(f"config keys {keys} must be a non-empty subset of {list(CONFIG_KEYS)}")
     directions = sorted({FAMILY_DIRECTION[f] for f in fams})
     if len(directions) > 1:
         raise ValueError(f"families {fams} mix directions {directions}: one model a direction")
@@ -304,7 +335,7 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
     sha = sha256_file(out / MODEL_FILE)
     schema = {
         "schema_version": SCHEMA_VERSION, "feature_names": list(FEATURE_NAMES),
-        "families": fams, "direction": directions[0], "method": method,
+        "families": fams, "config_keys": keys, "direction": directions[0], "method": method,
         "score": {"transform": info.transform, "unit": info.unit},
         "model_file": MODEL_FILE, "model_sha256": sha,
         "gpu": {"name": device.name, "key": device.key, "capability": list(device.capability),

@@ -230,6 +230,12 @@ def cross_validate(ds: Dataset, methods: Sequence[str], hp: HyperParams, folds: 
 GUARDED = "+guard"  # suffix of a method's metrics with the guard applied
 
 
+def config_keys_of(configs) -> list[str]:
+    """The keys of the configs (their text forms, ``KEY=value;...``) training rows hold."""
+    return sorted({part.split("=", 1)[0] for text in set(configs) for part in
+                   str(text).split(";") if part})
+
+
 def guard_hyperparams(hp: HyperParams) -> HyperParams:
     """The guard's: a quarter of the trees at a higher rate. It scores only the top
     candidates, but every tree costs a dispatch-time walk (600 trees took a cold
@@ -363,7 +369,8 @@ def train(sweeps: Sequence[str | os.PathLike], out: str | os.PathLike,
     trained = sorted(set(train_ds.rows["family"][train_ds.ok].tolist()))
     guard_model = (guard_fit.booster, guard) if guard is not None else None
     return write_model_dir(out, booster, chosen, ds.device, meta, check_X, trained,
-                           guard=guard_model)
+                           guard=guard_model, config_keys=config_keys_of(
+                               train_ds.rows["config"][train_ds.ok]))
 
 
 def _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen, shipped) -> dict:

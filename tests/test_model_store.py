@@ -222,6 +222,62 @@ def test_untrained_family_ranks_last(copy):
     assert [c.id for c, _ in ranked[n:]] == sorted(c.id for c, _ in ranked[n:]), "ties by id"
 
 
+def test_trained_model_records_its_config_keys(trained):
+    """train() writes the config keys of its training rows (the synthetic sweep's
+    families' knobs), a subset of CONFIG_KEYS; the shipped models, saved before keys were
+    recorded, read as having seen every legacy key."""
+    from convdispatch.heuristics.model_store import LEGACY_CONFIG_KEYS
+    from convdispatch.heuristics.train import config_keys_of
+    from convdispatch.kernels.base import CONFIG_KEYS
+
+    rows = synthetic_sweep(n_problems=15, seed=5)
+    keys = json.loads((trained / "schema.json").read_text())["config_keys"]
+    # (the training rows: the sweep's less its holdout problems)
+    assert set(keys) <= set(config_keys_of(rows["config"][rows["ok"] == 1]))
+    assert set(keys) <= set(CONFIG_KEYS) and "BLOCK_M" in keys
+    assert config_keys_of(["BLOCK_M=64;num_warps=4", "BLOCK_M=32;ITEMS=2"]) == [
+        "BLOCK_M", "ITEMS", "num_warps"]
+    assert set(LEGACY_CONFIG_KEYS) <= set(CONFIG_KEYS)
+    shipped = Path(__file__).parent.parent / "models" / "h100"
+    assert "config_keys" not in json.loads((shipped / "schema.json").read_text())
+    assert load_model(shipped).config_keys == frozenset(LEGACY_CONFIG_KEYS)
+
+
+def test_unseen_config_key_ranks_last(copy):
+    """A candidate whose config has a key the model never saw in training is ranked after
+    the rest with score inf (its features would read as a config the model knows), ties
+    by id, as an untrained family is; a model that saw none of the candidates' keys falls
+    back to the rules."""
+    cands = registry.candidates(GEOM, H100)
+    with_group = [c for c in cands if "SPLIT_K" in c.config]
+    assert with_group and len(with_group) < len(cands)
+    keys = sorted({k for c in cands for k in c.config} - {"SPLIT_K"})
+    _edit_json(copy / "schema.json", config_keys=keys)
+    m = load_model(copy)
+    assert m.unseen(with_group) == [True] * len(with_group)
+    ranked = m.rank(GEOM, cands, H100)
+    n = len(cands) - len(with_group)
+    assert all(np.isfinite(s) and "SPLIT_K" not in c.config for c, s in ranked[:n])
+    assert all(s == np.inf and "SPLIT_K" in c.config for c, s in ranked[n:])
+    assert [c.id for c, _ in ranked[n:]] == sorted(c.id for c, _ in ranked[n:])
+    decision = ModelChooser(m).choose(GEOM, with_group, H100)
+    assert decision.chooser == "rule" and "config keys" in decision.reason
+
+
+@pytest.mark.parametrize("keys", [[], ["BLOCK_M", "WARP_SPECIALIZE"], "BLOCK_M"])
+def test_malformed_config_keys_refuse_to_load(copy, keys):
+    _edit_json(copy / "schema.json", config_keys=keys)
+    with pytest.raises(ModelLoadError, match="config_keys"):
+        load_model(copy)
+
+
+def test_write_model_dir_refuses_unknown_config_keys(trained, tmp_path):
+    booster = lgb.Booster(model_file=str(trained / "model.txt"))
+    with pytest.raises(ValueError, match="config keys"):
+        write_model_dir(tmp_path / "m", booster, "lgbm_regression", H100, {},
+                        np.zeros((1, N_FEATURES), np.float32), config_keys=["WARP_SPECIALIZE"])
+
+
 def test_equal_scores_are_ordered_by_candidate_id(trained, tmp_path):
     # A model of single-leaf trees scores every candidate the same.
     rng = np.random.default_rng(0)
