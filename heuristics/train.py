@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from ..kernels.base import Config
 from .dataset import Dataset, direction_of, load_dataset
 from .features import FAMILY_DIRECTION, FEATURE_NAMES, SCHEMA_VERSION
 from .guard import GUARD_METHOD, THRESHOLDS, GuardParams, guarded_scores
@@ -231,9 +232,8 @@ GUARDED = "+guard"  # suffix of a method's metrics with the guard applied
 
 
 def config_keys_of(configs) -> list[str]:
-    """The keys of the configs (their text forms, ``KEY=value;...``) training rows hold."""
-    return sorted({part.split("=", 1)[0] for text in set(configs) for part in
-                   str(text).split(";") if part})
+    """The keys of the configs (their text forms, ``Config.parse``'s) training rows hold."""
+    return sorted({key for text in set(configs) for key in Config.parse(text)})
 
 
 def guard_hyperparams(hp: HyperParams) -> HyperParams:
