@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from convdispatch.validation.derived_tables import line, summary, table_head
+from convdispatch.validation.row_compare import geomean
 
 HERE = Path(__file__).parent
 
@@ -21,20 +23,13 @@ def read(path: Path) -> pd.DataFrame:
     return d
 
 
-def gmean(x) -> float:
-    x = np.asarray(x, dtype=float)
-    return float(np.exp(np.log(x).mean()))
-
-
 def short(pid: str) -> str:
     return (pid.replace("/float16", "").replace("/bfloat16", "").replace("resnext3d_50.", "")
             .replace(".conv2", ""))
 
 
 def table(rows: list[list], head: list[str]) -> list[str]:
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return out + [""]
+    return table_head(head) + [line(r) for r in rows] + [""]
 
 
 def best_pairs(d: pd.DataFrame, a: str, b: str) -> list[list]:
@@ -59,10 +54,9 @@ def main() -> None:
     md += ["## Call 288: phase images at their copied length",
            "", "Every WGMMA or 16-channel config, both allocations, paired; power of two / "
            "exact (above 1: exact faster).", ""]
-    rows = [[("WGMMA" if w else "mma.sync 16"), ("stride 2" if st else "stride 1"), len(s),
-             f"{gmean(s.r):.3f}", f"{s.r.min():.2f}", f"{s.r.max():.2f}"]
-            for (w, st), s in e.groupby(["wgmma", "strided"])]
-    md += table(rows, ["tiles", "layers", "configs", "geomean", "min", "max"])
+    rows = [[("WGMMA" if w else "mma.sync 16"), ("stride 2" if st else "stride 1"),
+             *summary(s.r)] for (w, st), s in e.groupby(["wgmma", "strided"])]
+    md += table(rows, ["tiles", "layers", "geomean", "configs", "min", "max"])
     md += ["The fastest config a layer, each way (us):", ""]
     md += table(best_pairs(e, "pow2_us", "exact_us"), ["layer", "power of two", "exact",
                                                         "ratio"])
@@ -78,7 +72,7 @@ def main() -> None:
 
     b = read(HERE / "call289" / "issue6_fp16" / "bench.csv")
     md += ["## Call 289: the issue-6 suite on the H200, shipped (H100) model", ""]
-    rows = [[cat, len(s), f"{gmean(s.speedup_vs_cudnn):.3f}",
+    rows = [[cat, len(s), f"{geomean(s.speedup_vs_cudnn):.3f}",
              f"{s.speedup_vs_cudnn.min():.2f}"] for cat, s in b.groupby("category")]
     md += table(rows, ["category", "layers", "x cuDNN (geomean)", "min"])
 
@@ -93,8 +87,8 @@ def main() -> None:
            "the suite's choice was another family and that was faster, its time). Against "
            "call 289's cuDNN times.", ""]
     lower = np.minimum(bound.reindex(grouped.index), grouped.call_us)
-    md += [f"Geomean x cuDNN: {gmean(grouped.speedup_vs_cudnn):.3f} as shipped (call 289), "
-           f"{gmean(grouped.cudnn_us / lower):.3f} at that ceiling, over "
+    md += [f"Geomean x cuDNN: {geomean(grouped.speedup_vs_cudnn):.3f} as shipped (call 289), "
+           f"{geomean(grouped.cudnn_us / lower):.3f} at that ceiling, over "
            f"{len(grouped)} layers.", ""]
     md += ["## Calls 290-291: copy-only kernels (us, output stores included)", "",
            "The fastest ITEMS of each; columns: how, channels a copied row x positions "
@@ -123,7 +117,7 @@ def main() -> None:
             d = d[d.stages != 3]
         w = d.dropna(subset=["tma_us", "shipped_us"])
         md += [f"{name}: {len(w)} configs checked and timed (largest relative error "
-               f"{w.rel_err.max():.1e}), shipped / TMA {gmean(w.shipped_us / w.tma_us):.3f} "
+               f"{w.rel_err.max():.1e}), shipped / TMA {geomean(w.shipped_us / w.tma_us):.3f} "
                "a config.", ""]
         md += table(best_pairs(d, "shipped_us", "tma_us"), ["layer", "shipped", "TMA",
                                                              "shipped / TMA"])
