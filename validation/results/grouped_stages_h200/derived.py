@@ -121,7 +121,40 @@ def main() -> None:
                "a config.", ""]
         md += table(best_pairs(d, "shipped_us", "tma_us"), ["layer", "shipped", "TMA",
                                                              "shipped / TMA"])
+    md += widening_lines()
     (HERE / "derived.md").write_text("\n".join(md))
+
+
+def widening_lines() -> list[str]:
+    """Calls 293-295's configs split by how much wider the prototype's power-of-two grid
+    is than the flat grid (the rule of the TMA port: at most 1.2x)."""
+    import importlib.util
+
+    from convdispatch.dispatcher.registry import parse_candidate
+    from convdispatch.kernels.flat_grid import flat_consts
+    from convdispatch.validation.bench_layers import suite_layers
+
+    spec = importlib.util.spec_from_file_location(
+        "probe_flat_tma", HERE.parent.parent / "gpu" / "probe_flat_tma.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    geoms = {p.id: p.geom for p in suite_layers("issue6", "float16", "grouped")}
+    d = pd.concat([read(HERE / f) for f in ("call293/flat_tma_all.csv",
+                                             "call295/flat_tma_2d_all.csv",
+                                             "call294/flat_tma_3d_all.csv")])
+    d = d.dropna(subset=["tma_us", "shipped_us"])
+    widening = []
+    for pid, cid in zip(d.problem_id, d.config):
+        g, cfg = geoms[pid], parse_candidate(cid).config
+        widening.append(probe.tma_plan(g, cfg["BLOCK_M"], cfg["BLOCK_N"])["WB"]
+                        / flat_consts(g, cfg["BLOCK_M"])["WP"])
+    d = d.assign(x=d.shipped_us / d.tma_us, within=np.array(widening) <= 1.2)
+    rows = [["at most 1.2x" if w else "over 1.2x", s.problem_id.nunique(), *summary(s.x)]
+            for w, s in d.groupby("within", sort=False)]
+    return (["## The rule of the TMA port: its grid at most 1.2x the flat one", "",
+             "Calls 293-295's configs (call 293 and its rerun 295 both counted), shipped / "
+             "TMA, by the prototype's power-of-two grid width over the flat grid's.", ""]
+            + table(rows, ["grid", "layers", "shipped / TMA", "configs", "min", "max"]))
 
 
 if __name__ == "__main__":
