@@ -16,7 +16,7 @@ from .geometry import DTYPES, ConvGeometry
 # ITEMS: pixel tiles a grouped_flat program walks; WGMMA=1: its taps as warpgroup mmas
 # reading both operands from shared memory); the last two are launch options.
 CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TILE_W", "L1_TAPS",
-               "FILTER_ROWS", "ITEMS", "WGMMA", "num_warps", "num_stages")
+               "FILTER_ROWS", "ITEMS", "WGMMA", "TMA", "num_warps", "num_stages")
 
 ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "relu6": 2, "gelu": 3, "silu": 4}
 

@@ -26,7 +26,8 @@ from .base import next_pow2
 from .gluon_common import HAVE_GLUON, wide_tile_rejects
 
 
-def flat_consts(geom, positions: int, reuse: bool = False, exact: bool = False) -> dict:
+def flat_consts(geom, positions: int, reuse: bool = False, exact: bool = False,
+                tma: bool = False) -> dict:
     """The flat layout of an item of ``positions`` (P) flat positions: grid width WP, its
     ROWS output rows, the XNEED phase positions that hold the input its output rows read,
     the XCOPY positions copied (every row a tap reads, up to P + the largest tap shift,
@@ -34,7 +35,10 @@ def flat_consts(geom, positions: int, reuse: bool = False, exact: bool = False) 
     NPH. XP and NPH are XCOPY and stride_h x stride_w rounded up to powers of two (the
     unswizzled rows' shared layouts need them), or, ``exact`` (swizzled rows: WGMMA),
     XCOPY and stride_h x stride_w themselves. ``reuse``: WP rounded up to a multiple of 16
-    (``reuse_plan``)."""
+    (``reuse_plan``). ``tma``: the layout TMA boxes fill (``tma_rejects`` says where it
+    holds): WP a power of two (a box's width), the ROWS + AMAX input rows an item reads in
+    two boxes of RA and RB rows (powers of two, RB may be 0), each phase image XP rows
+    (exact: those rows and the largest column shift, rounded up to 32)."""
     _, oh, ow = geom.out_spatial
     _, sth, stw = geom.stride
     _, dlh, dlw = geom.dilation
@@ -43,7 +47,15 @@ def flat_consts(geom, positions: int, reuse: bool = False, exact: bool = False) 
     wp = ow + bmax
     if reuse:
         wp = -(-wp // 16) * 16
+    if tma:
+        wp = next_pow2(wp)
     rows = max(1, min(positions // wp, oh))
+    if tma:
+        need = rows + amax
+        ra = 1 << (need.bit_length() - 1)
+        xs = -(-(need * wp + bmax) // COPY_RUN) * COPY_RUN
+        return dict(WP=wp, ROWS=rows, P=positions, XNEED=need * wp, XCOPY=xs, XP=xs,
+                    NPH=sth * stw, RA=ra, RB=need - ra)
     read = positions + amax * wp + bmax
     xcopy = -(-read // COPY_RUN) * COPY_RUN
     return dict(WP=wp, ROWS=rows, P=positions, XNEED=(rows + amax) * wp, XCOPY=xcopy,
@@ -140,6 +152,39 @@ def flat_config_rejects(geom, cfg, smallest: int) -> str | None:
     image = c["WP"] * geom.out_spatial[1]
     if c["P"] > smallest and c["P"] >= 2 * image:
         return f"BLOCK_M={c['P']} is twice the image's {image} flat positions"
+    return None
+
+
+# How much wider than the flat grid the power-of-two one of TMA boxes may be: on the
+# issue-6 suite's grouped layers (an H200, calls 293-295), the 578 configs within it were
+# 1.074x faster with TMA copies, the 12 past it (7x7 and 4x4 maps) 0.73x
+# (validation/results/grouped_stages_h200/).
+TMA_MAX_WIDENING = 1.2
+
+
+def tma_rejects(geom, positions: int, block: int, group_channels: int) -> str | None:
+    """Why TMA boxes cannot (or should not) copy ``geom``'s phase images for items of
+    ``positions`` positions and packs of ``group_channels`` channels in ``block``-wide
+    rows: a pack that leaves channels of the next in the box (TMA copies whole boxes: the
+    cp.async masks kept them out), 16-byte strides (channels_last rows of C channels), the
+    power-of-two grid, and an item's input rows in two power-of-two boxes."""
+    if geom.stride[1] * geom.stride[2] > 4:
+        return f"stride {geom.stride[1:]}: more than the 4 phase images it has boxes for"
+    if group_channels != block:
+        return (f"packs of {group_channels} channels in {block}-channel rows: a box would "
+                "copy the next pack's channels too")
+    if geom.c * geom.elem_bytes % 16:
+        return f"{geom.c} channels a pixel: TMA strides are multiples of 16 bytes"
+    flat = flat_consts(geom, positions)
+    c = flat_consts(geom, positions, tma=True)
+    if c["WP"] > positions:
+        return f"BLOCK_M={positions} positions hold no row of the {c['WP']}-wide grid"
+    if c["WP"] > TMA_MAX_WIDENING * flat["WP"]:
+        return (f"the boxes' {c['WP']}-wide grid is over {TMA_MAX_WIDENING}x the "
+                f"{flat['WP']} columns it needs")
+    if c["RB"] & (c["RB"] - 1):
+        return (f"{c['RA'] + c['RB']} input rows an item are not two boxes of powers of "
+                "two")
     return None
 
 

@@ -31,6 +31,16 @@ block-diagonal zeros cost matrix work that is now cheap, and a copy moves 64 byt
 pixel (ResNeXt-50 layer2.0 at batch 32, stride 2: the best row 40.0 -> 35.3 us, call 284;
 validation/results/flat_wgmma_h100/).
 
+TMA (WGMMA configs with TMA=1, Hopper): each buffer's phase images are TMA boxes of
+whole grid rows of 5D views of the input's phases ([N, D, H / STH, W / STW, C]:
+``phase_descriptors``), one thread issuing them and an mbarrier a buffer waiting for
+them, where every thread issued 16-byte cp.async copies. Boxes are powers of two, so the
+grid is next_pow2(OW + BMAX) wide (``flat_consts(tma=True)``; ``tma_rejects`` takes it
+where that is at most 1.2x the flat grid) and an item's input rows are one or two boxes;
+the padding is the zeros TMA reads outside a view. On an H200 the prototype of this path
+was 1.07x faster a config over 578 configs of 14 of the issue-6 suite's grouped layers
+(validation/results/grouped_stages_h200/).
+
 In 3D an item is ROWS output rows of one output depth slice, and a program steps through
 its depth taps: each step copies the input slice that depth tap reads (zeros where that
 is padding: ``flat_grid.depth_slice``) and adds that plane's taps to the item's
@@ -57,6 +67,7 @@ from .flat_grid import (
     flat_consts,
     item_rejects,
     reuse_loads,
+    tma_rejects,
 )
 from .gluon_common import HAVE_GLUON, aligned_pixels, gluon_grouped_rejects, pack_rejects
 from .grad_packed import square_pack_gpt
@@ -70,6 +81,8 @@ if HAVE_GLUON:
     from triton.experimental.gluon.language.nvidia.ampere import mma_v2
     from triton.experimental.gluon.language.nvidia.hopper import (
         fence_async_shared,
+        mbarrier,
+        tma,
         warpgroup_mma,
         warpgroup_mma_wait,
     )
@@ -117,6 +130,39 @@ if HAVE_GLUON:
                     W, pdh, pdw, sxn, sxh, sxw, BUF, WP, XP, XNEED, XCOPY, NPH, STH, STW, LX,
                     SWZ)
         cp.commit_group()
+
+    @gluon.jit
+    def _tma_issue(item, td, items, da0, db0, da1, db1, da2, db2, da3, db3, x_units, bar,
+                   pack, TILES_H, OD, pdd, BUF: gl.constexpr, NPH: gl.constexpr,
+                   STD: gl.constexpr, DLD: gl.constexpr, ROWS: gl.constexpr,
+                   RA: gl.constexpr, RB: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
+                   BLOCK: gl.constexpr, OFF: gl.constexpr):
+        """``_issue`` by TMA: the phase images of the input slice that depth tap ``td`` of
+        ``item`` (clamped to the last: its copies are not read) reads, into buffer BUF, as
+        boxes of RA and RB whole grid rows of 5D views of the phases ([N, D, H / STH,
+        W / STW, C]; OFF: each phase's (row, column) offset in its view), completing on
+        ``bar``; zeros where a box leaves its view (the padding, in depth too)."""
+        it = gl.minimum(item, items - 1)
+        img = it // TILES_H
+        di = (img % OD) * STD - pdd + td * DLD
+        n = img // OD
+        oh0 = (it % TILES_H) * ROWS
+        mbarrier.expect(bar, NPH * (RA + RB) * WP * BLOCK * 2)
+        descs_a = (da0, da1, da2, da3)
+        descs_b = (db0, db1, db2, db3)
+        L5: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=2 * BLOCK,
+                                                element_bitwidth=16, rank=5)
+        for ph in gl.static_range(NPH):
+            base = (BUF * NPH + ph) * XP
+            tma.async_copy_global_to_shared(
+                descs_a[ph], [n, di, oh0 + OFF[ph][0], OFF[ph][1], pack * BLOCK], bar,
+                x_units.index(base * (BLOCK // 8))._reinterpret(
+                    x_units.dtype, [1, 1, RA, WP, BLOCK], L5))
+            if RB > 0:
+                tma.async_copy_global_to_shared(
+                    descs_b[ph], [n, di, oh0 + RA + OFF[ph][0], OFF[ph][1], pack * BLOCK],
+                    bar, x_units.index((base + RA * WP) * (BLOCK // 8))._reinterpret(
+                        x_units.dtype, [1, 1, RB, WP, BLOCK], L5))
 
     @gluon.jit
     def _taps(acc, x_units, w_smem, TAP0, BUF: gl.constexpr, R: gl.constexpr,
@@ -279,7 +325,7 @@ if HAVE_GLUON:
         x_ptr, w_ptr, out_ptr, syn, syc, syd, syh, syw,
         bias_ptr, res_ptr, srn, src, srd, srh, srw,
         C, K, D, H, W, OD, OH, OW, pdd, pdh, pdw, TILES_H, ITEMS, ITEMS_PER_PROGRAM,
-        sxn, sxd, sxh, sxw, swk, swc, swt, swr, sws,
+        sxn, sxd, sxh, sxw, swk, swc, swt, swr, sws, da0, db0, da1, db1, da2, db2, da3, db3,
         CG: gl.constexpr, KG: gl.constexpr, GPT: gl.constexpr, T: gl.constexpr,
         R: gl.constexpr, S: gl.constexpr, ROWS: gl.constexpr, WP: gl.constexpr,
         P: gl.constexpr, XP: gl.constexpr, XNEED: gl.constexpr, XCOPY: gl.constexpr,
@@ -288,6 +334,8 @@ if HAVE_GLUON:
         DEPTH: gl.constexpr, ACT: gl.constexpr, HAS_BIAS: gl.constexpr,
         HAS_RES: gl.constexpr, TRANSPOSED: gl.constexpr, B_REGS: gl.constexpr = False,
         REUSE: gl.constexpr = False, W_VEC: gl.constexpr = 1, WGMMA: gl.constexpr = False,
+        TMA: gl.constexpr = False, RA: gl.constexpr = 0, RB: gl.constexpr = 0,
+        OFF: gl.constexpr = (),
     ):
         NW: gl.constexpr = gl.num_warps()
         LX: gl.constexpr = copy_layout(BLOCK, NW)
@@ -319,9 +367,18 @@ if HAVE_GLUON:
         ch = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         c_glob = gl.expand_dims(pack * (GPT * CG) + ch, 0)
         cok = gl.expand_dims(ch < GPT * CG, 0) & (c_glob < C)
-        _issue(first, end, 0, x_units, x_ptr, c_glob, cok, D, H, W, OD, pdd, pdh, pdw,
-               TILES_H, sxn, sxd, sxh, sxw, 0, ROWS, WP, XP, XNEED, XCOPY, NPH, DEPTH, STD,
-               DLD, STH, STW, LX, WGMMA)
+        if TMA:
+            # (TMA: one mbarrier a buffer, its copies' completion.)
+            bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+            for i in gl.static_range(2):
+                mbarrier.init(bars.index(i), count=1)
+            _tma_issue(first, 0, ITEMS, da0, db0, da1, db1, da2, db2, da3, db3, x_units,
+                       bars.index(0), pack, TILES_H, OD, pdd, 0, NPH, STD, DLD, ROWS, RA, RB,
+                       WP, XP, BLOCK, OFF)
+        else:
+            _issue(first, end, 0, x_units, x_ptr, c_glob, cok, D, H, W, OD, pdd, pdh, pdw,
+                   TILES_H, sxn, sxd, sxh, sxw, 0, ROWS, WP, XP, XNEED, XCOPY, NPH, DEPTH,
+                   STD, DLD, STH, STW, LX, WGMMA)
         # The filter tiles load while the first item's copies are in flight, a plane at
         # once (``filter_tiles``' BURST: 1.14x over the issue-6 layers' fastest flat
         # tiles, up to 1.5x on 3D ones; validation/results/filter_burst_h100/).
@@ -349,11 +406,19 @@ if HAVE_GLUON:
             for buf in gl.static_range(2):
                 item = first + (it + buf) // T
                 td = (it + buf) % T if T > 1 else 0
-                _issue(first + (it + buf + 1) // T, end, (it + buf + 1) % T, x_units, x_ptr,
-                       c_glob, cok, D, H, W, OD, pdd, pdh, pdw, TILES_H, sxn, sxd, sxh, sxw,
-                       1 - buf, ROWS, WP, XP, XNEED, XCOPY, NPH, DEPTH, STD, DLD, STH, STW,
-                       LX, WGMMA)
-                cp.wait_group(1)
+                if TMA:
+                    _tma_issue(first + (it + buf + 1) // T, (it + buf + 1) % T, ITEMS, da0,
+                               db0, da1, db1, da2, db2, da3, db3, x_units,
+                               bars.index(1 - buf), pack, TILES_H, OD, pdd, 1 - buf, NPH,
+                               STD, DLD, ROWS, RA, RB, WP, XP, BLOCK, OFF)
+                    # (Each buffer completes once an iteration.)
+                    mbarrier.wait(bars.index(buf), (it // 2) & 1)
+                else:
+                    _issue(first + (it + buf + 1) // T, end, (it + buf + 1) % T, x_units,
+                           x_ptr, c_glob, cok, D, H, W, OD, pdd, pdh, pdw, TILES_H, sxn, sxd,
+                           sxh, sxw, 1 - buf, ROWS, WP, XP, XNEED, XCOPY, NPH, DEPTH, STD,
+                           DLD, STH, STW, LX, WGMMA)
+                    cp.wait_group(1)
                 if WGMMA:
                     # The copies (and the filter tiles' stores) are read by the async proxy.
                     fence_async_shared()
@@ -380,7 +445,11 @@ if HAVE_GLUON:
                                   TILES_H, KG, GPT, ROWS, WP, M, SPAN, 16 * i, BLOCK, DEPTH,
                                   ACT, HAS_BIAS, HAS_RES, MMA, LX)
                     acc = _zero_runs(M, BLOCK, RUNS, MMA)
-        cp.wait_group(0)
+        if TMA:
+            # The copies issued past the last step (into buffer 0) land before the end.
+            mbarrier.wait(bars.index(0), (ITEMS_PER_PROGRAM * T // 2) & 1)
+        else:
+            cp.wait_group(0)
 
 
 # Filter taps the kernel unrolls (each a [BLOCK, BLOCK] tile in shared memory).
@@ -420,7 +489,9 @@ class GroupedFlatFamily(KernelFamily):
     # The dgrad twin keeps the mma.sync tiles its rows were measured with.
     dgrad_configs = tuple(c for c in configs if c["ITEMS"] in FLAT_ITEMS)
     configs = configs + tuple(
-        Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=wp, num_stages=1, WGMMA=1)
+        Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=wp, num_stages=1, WGMMA=1,
+               **tma)
+        for tma in ({}, {"TMA": 1})
         for items in FILL_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_WGMMA_TILES)
 
     def supports(self, geom) -> str | None:
@@ -469,6 +540,9 @@ class GroupedFlatFamily(KernelFamily):
             return f"num_warps={cfg['num_warps']} exceeds BLOCK_M={cfg['BLOCK_M']} / 16"
         if cfg.get("WGMMA") and device.key != "interpreter" and not device.is_hopper:
             return "WGMMA needs warpgroup mma (compute capability 9.x)"
+        if cfg.get("TMA") and (reason := tma_rejects(geom, cfg["BLOCK_M"], cfg["BLOCK_N"],
+                                                     self.gpt(geom, cfg) * geom.cg)):
+            return reason
         return super().hard_ok(geom, cfg, device)
 
     def fill_items(self, geom, cfg: Config, sm_count: int) -> tuple[int, ...]:
@@ -510,12 +584,19 @@ class GroupedFlatFamily(KernelFamily):
         gpt = self.gpt(g, cfg)
         od, oh, ow = g.out_spatial
         x = aligned_pixels(call.x)
+        with_tma = bool(cfg.get("TMA"))
+        if with_tma:
+            x = tma_pixels(x)
+            descs, offs = phase_descriptors(x, g, c, bn)
+        else:
+            descs, offs = (None,) * 8, ()
         sxn, _, sxd, sxh, sxw = strides5(x)
         w, sw = oriented_filter(call)
         launch_kernel(
             grouped_flat_kernel, (self.packs(g, cfg), self.pixel_tiles(g, cfg)),
             x, w, *out_args(call), g.c, g.k, g.d, g.h, g.w, od, oh, ow, *g.pad,
             cdiv(oh, c["ROWS"]), self.items(g, cfg), cfg["ITEMS"], sxn, sxd, sxh, sxw, *sw,
+            *descs,
             CG=g.cg, KG=g.kg, GPT=gpt, T=g.t, R=g.r, S=g.s, BLOCK=bn, STD=g.stride[0],
             STH=g.stride[1], STW=g.stride[2], DLD=g.dilation[0], DLH=g.dilation[1],
             DLW=g.dilation[2], DEPTH=g.dims == 3, ACT=call.activation,
@@ -523,7 +604,48 @@ class GroupedFlatFamily(KernelFamily):
             TRANSPOSED=call.transposed_w,
             B_REGS=filter_regs(g, cfg, call.transposed_w),
             REUSE=reuse, W_VEC=filter_vector(call, sw), WGMMA=bool(cfg.get("WGMMA")),
-            num_warps=cfg["num_warps"], **c)
+            TMA=with_tma, OFF=offs, num_warps=cfg["num_warps"], **{"RA": 0, "RB": 0, **c})
+
+
+def tma_pixels(x):
+    """``x`` (a 5D view, channels innermost and 16-byte aligned: ``aligned_pixels``) with
+    every stride a multiple of 16 bytes, as TMA descriptors need: itself, else a
+    channels_last copy (``tma_rejects`` has checked that C channels are)."""
+    import torch
+
+    if all(st * x.element_size() % 16 == 0 for st in x.stride()[:1] + x.stride()[2:]):
+        return x
+    return x.clone(memory_format=torch.channels_last_3d)
+
+
+def phase_descriptors(x, geom, consts: dict, block: int) -> tuple[tuple, tuple]:
+    """The TMA descriptors of ``geom``'s stride-phase images (``flat_consts(tma=True)``'s
+    layout ``consts``): for each of 4 phases (unused ones repeat the first), the boxes of
+    RA and RB rows of a 5D view [N, D, H / STH, W / STW, C] of the phase, and each
+    phase's (row, column) offset in its view (-1 where its first row or column is
+    padding)."""
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    _, sth, stw = geom.stride
+    _, pdh, pdw = geom.pad
+    n, ch, d, h, w = x.shape
+    sn, _, sd, sh, sw = x.stride()
+    layout = gl.NVMMASharedLayout(swizzle_byte_width=2 * block, element_bitwidth=16, rank=5)
+    descs, offs = [], []
+    for ph in range(sth * stw):
+        rho, sig = divmod(ph, stw)
+        a, b = (rho - pdh) % sth, (sig - pdw) % stw
+        offs.append(((rho - pdh) // sth, (sig - pdw) // stw))
+        view = x.as_strided((n, d, cdiv(h - a, sth), cdiv(w - b, stw), ch),
+                            (sn, sd, sth * sh, stw * sw, 1), x.storage_offset() + a * sh + b * sw)
+        for rows in (consts["RA"], max(consts["RB"], 1)):
+            descs.append(TensorDescriptor(view, list(view.shape), list(view.stride()),
+                                          [1, 1, rows, consts["WP"], block], layout))
+    while len(descs) < 8:
+        descs += descs[:2]
+        offs.append(offs[0])
+    return tuple(descs), tuple(offs)
 
 
 def filter_regs(geom, cfg: Config, transposed: bool) -> bool:
@@ -571,4 +693,5 @@ def flat_item(geom, cfg: Config) -> dict:
     """``flat_consts`` of ``cfg``'s items on ``geom`` (its grid rounded where
     ``row_reuse``: the same ROWS, so the rules that read the unrounded grid, such as
     ``item_rejects``, hold for it too)."""
-    return flat_consts(geom, cfg["BLOCK_M"], reuse=row_reuse(geom, cfg))
+    return flat_consts(geom, cfg["BLOCK_M"], reuse=row_reuse(geom, cfg),
+                       tma=bool(cfg.get("TMA")))

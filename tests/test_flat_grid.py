@@ -71,6 +71,24 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
 
     el = {"float16": "*fp16", "bfloat16": "*bf16"}[geom.dtype]
     pointers = dict.fromkeys(("x_ptr", "w_ptr", "out_ptr", "bias_ptr", "res_ptr"), el)
+    item = flat_item(geom, cfg)
+    descs = [f"d{part}{ph}" for ph in range(4) for part in "ab"]
+    if cfg.get("TMA"):
+        # as phase_descriptors makes them: boxes of RA and RB rows of the grid
+        lay = (f"NVMMASharedLayout(swizzle_byte_width={2 * cfg['BLOCK_N']}, "
+               "element_bitwidth=16, rank=5, transposed=False, fp4_padded=False, "
+               "cga_layout=[])")
+        for name in descs:
+            rows = item["RA"] if name[1] == "a" else max(item["RB"], 1)
+            pointers[name] = (f"tensordesc<{el[1:]}[1, 1, {rows}, {item['WP']}, "
+                              f"{cfg['BLOCK_N']}],{lay}>")
+        _, pdh, pdw = geom.pad
+        _, sth, stw = geom.stride
+        offs = [((rho - pdh) // sth, (sig - pdw) // stw)
+                for rho, sig in (divmod(ph, stw) for ph in range(sth * stw))]
+        tma = dict(TMA=True, OFF=tuple(offs + offs[:1] * (4 - len(offs))))
+    else:
+        tma = dict(TMA=False, OFF=(), RA=0, RB=0, **dict.fromkeys(descs))
     cons = dict(CG=geom.cg, KG=geom.kg, GPT=FWD.gpt(geom, cfg), **_plane_taps(geom),
                 BLOCK=cfg["BLOCK_N"], ACT=4 if epilogue else 0,
                 HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
@@ -78,7 +96,7 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
                 REUSE=row_reuse(geom, cfg), WGMMA=bool(cfg.get("WGMMA")),
                 W_VEC=launch_filter_vector(conv_call(geom, transposed_w=transposed)),
                 # channels_last: Triton makes an integer argument of 1 a constant
-                syc=1, src=1, **({} if transposed else {"swc": 1}), **flat_item(geom, cfg))
+                syc=1, src=1, **({} if transposed else {"swc": 1}), **item, **tma)
     aligned = (*pointers, "syn", "syd", "syh", "syw", "sxn", "sxd", "sxh", "sxw", "srn",
                "srd", "srh", "srw", "C", "K")
     return gluon_ptx_sm90(k, pointers, cons, aligned, cfg["num_warps"])
@@ -103,8 +121,8 @@ case = int(sys.argv[2])
 if sys.argv[4] == "wgrad":
     ptx, shared = T.ptx_sm90(*T.COMPILE_CASES[case])
 else:
-    ptx, shared = T.forward_ptx_sm90(*(T.WGMMA_CASES if sys.argv[4] == "wgmma"
-                                       else T.FORWARD_CASES)[case])
+    cases = {"wgmma": T.WGMMA_CASES, "tma": T.TMA_CASES}.get(sys.argv[4], T.FORWARD_CASES)
+    ptx, shared = T.forward_ptx_sm90(*cases[case])
 open(sys.argv[3], "w").write(ptx)
 print(shared)
 """
@@ -343,6 +361,53 @@ def test_forward_wgmma_compiles_for_sm90(case, tmp_path):
     assert len(re.findall(r"wgmma\.wait_group\.sync\.aligned 0;", ptx)) == 2
     assert "fence.proxy.async.shared::cta" in ptx
     assert_sixteen_byte_copies(ptx)
+    ttgir = (tmp_path / "kernel.ptx.ttgir").read_text()
+    assert f"swizzlingByteWidth = {2 * bn}" in ttgir
+    assert_sixteen_byte_stores(ptx)
+
+
+# TMA copies (``tma_rejects``): ResNeXt-50 layer2.0's stride 2 (four phase images, an item's
+# five input rows in boxes of 4 and 1) with the epilogue; layer2.1's stride 1 in bfloat16
+# (a 32-wide grid for 30 columns, rows in boxes of 4 and 2); ResNeXt3D-50 layer2.0 (3D,
+# stride 2, 16-wide tiles) and layer2.1 (3D, stride 1, two warpgroups)
+TMA_CASES = [
+    (G(n=2, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+     Config(BLOCK_M=128, BLOCK_N=32, ITEMS=4, num_warps=4, num_stages=1, WGMMA=1, TMA=1),
+     True, False),
+    (G(n=2, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1), dtype="bfloat16"),
+     Config(BLOCK_M=128, BLOCK_N=32, ITEMS=4, num_warps=4, num_stages=1, WGMMA=1, TMA=1),
+     False, False),
+    (G(n=2, c=256, k=256, g=32, d=8, h=28, w=28, t=3, r=3, s=3, stride=(2, 2, 2),
+       pad=(1, 1, 1), dims=3),
+     Config(BLOCK_M=128, BLOCK_N=16, ITEMS=2, num_warps=4, num_stages=1, WGMMA=1, TMA=1),
+     False, False),
+    (G(n=2, c=256, k=256, g=32, d=4, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
+     Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=8, num_stages=1, WGMMA=1, TMA=1),
+     True, False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(TMA_CASES)),
+                         ids=["s2-epilogue", "s1-bf16", "3d-s2", "3d-s1-2wg"])
+def test_forward_tma_compiles_for_sm90(case, tmp_path):
+    """TMA configs: each buffer's phase images are 5D bulk tensor copies (a box or two a
+    phase image: the RA and RB rows of ``flat_consts(tma=True)``), issued at the three
+    places the cp.async copies were (before the loop, one a buffer in it), no cp.async
+    copy left; the taps' warpgroup mmas as the WGMMA configs have them; shared memory as
+    the rule counts it (the boxes' rows, swizzled as the descriptors say)."""
+    geom, cfg, _, _ = TMA_CASES[case]
+    assert FWD.runnable(geom, cfg, H100) is None
+    ptx, shared = compile_sm90("tma", case, tmp_path)
+    assert FWD.smem_bytes(geom, cfg) <= shared <= H100.smem_bytes
+    c = flat_item(geom, cfg)
+    assert c["WP"] & (c["WP"] - 1) == 0 and c["RA"] + c["RB"] == c["XNEED"] // c["WP"]
+    boxes = c["NPH"] * (1 + (c["RB"] > 0))
+    assert len(re.findall(r"cp\.async\.bulk\.tensor\.5d", ptx)) == 3 * boxes
+    assert not re.search(r"cp\.async\.c[ag]", ptx)
+    bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
+    per_tap = cfg["BLOCK_M"] // (64 * (nw // 4)) * (bn // 16)
+    wgmma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16\.f32\.(?:f16|bf16)", ptx)
+    assert len(wgmma) == 2 * geom.r * geom.s * per_tap, len(wgmma)
     ttgir = (tmp_path / "kernel.ptx.ttgir").read_text()
     assert f"swizzlingByteWidth = {2 * bn}" in ttgir
     assert_sixteen_byte_stores(ptx)
@@ -947,3 +1012,103 @@ def test_tma_prototype_compiles_for_sm90():
         per_tap = case["pos"] // 64 * (case["bn"] // 16)
         assert case["wgmma"] == 2 * case["r"] * per_tap, case
         assert case["waits"] >= 2, case
+
+
+def test_tma_rules():
+    """TMA configs are the WGMMA ones with their phase images copied as boxes: offered
+    where the power-of-two grid is at most TMA_MAX_WIDENING times the flat one, a pack
+    fills the tile's channels, C channels make 16-byte strides and there are at most four
+    phase images; never to the dgrad twin."""
+    from convdispatch.kernels.flat_grid import TMA_MAX_WIDENING, tma_rejects
+
+    layer2 = G(n=32, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2),
+               pad=(0, 1, 1))
+    tma = [c for c in FAM_FWD_CANDIDATES(layer2) if c.config.get("TMA")]
+    assert tma and all(c.config.get("WGMMA") for c in tma)
+    # (Its phase images at their copied rows, a TMA tile may fit where its cp.async twin,
+    # at powers of two, does not: 256 positions of 32 channels at stride 2.)
+    wide = Config(BLOCK_M=256, BLOCK_N=32, ITEMS=2, num_warps=4, num_stages=1, WGMMA=1)
+    assert "shared memory" in FWD.runnable(layer2, wide, H100)
+    assert FWD.runnable(layer2, Config(**wide, TMA=1), H100) is None
+    c = flat_consts(layer2, 128, tma=True)
+    assert (c["WP"], c["ROWS"], c["RA"], c["RB"], c["XP"], c["NPH"]) == (32, 4, 4, 1, 192, 4)
+    assert FWD.smem_bytes(layer2, tma[0].config) == (
+        (2 * 4 * flat_item(layer2, tma[0].config)["XP"] + 9 * tma[0].config["BLOCK_N"])
+        * tma[0].config["BLOCK_N"] * 2)
+    # 7x7 at stride 1: a 16-wide grid for 9 columns
+    layer4 = G(n=32, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1))
+    assert not any(c.config.get("TMA") for c in FAM_FWD_CANDIDATES(layer4))
+    assert f"over {TMA_MAX_WIDENING}x" in tma_rejects(layer4, 64, 32, 32)
+    assert "next pack" in tma_rejects(layer2, 128, 32, 16)
+    odd = G(n=2, c=36, k=36, g=3, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
+    assert "16 bytes" in tma_rejects(odd, 128, 16, 16)
+    s3x2 = G(n=2, c=64, k=64, g=4, h=23, w=17, r=3, s=3, stride=(1, 3, 2), pad=(0, 0, 2))
+    assert "4 phase images" in tma_rejects(s3x2, 64, 16, 16)
+    assert not any(c.get("TMA") for c in FWD.dgrad_configs)
+
+
+def FAM_FWD_CANDIDATES(geom):  # noqa: N802 - read as a constant's lookup
+    return FWD.candidates(geom, H100)
+
+
+@pytest.mark.parametrize("geom", [
+    G(n=2, c=64, k=64, g=4, h=14, w=13, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+    G(n=2, c=64, k=64, g=4, d=5, h=9, w=8, t=3, r=3, s=3, stride=(2, 1, 1), pad=(1, 1, 1),
+      dims=3),
+], ids=["2d-s2", "3d"])
+def test_phase_descriptors_view_the_phases(geom):
+    """``phase_descriptors``' 5D views hold phase (rho, sigma) of the input: grid row i and
+    column j (the kernel's box coordinates i + OFF row, j + OFF column) are X[n, c, d,
+    i STH + rho - pad_h, j STW + sigma - pad_w], and are inside the view exactly where
+    that is inside the input (outside, TMA reads zeros: the padding); boxes of the flat
+    layout's RA and RB rows, WP columns, BLOCK channels."""
+    from convdispatch.kernels.grouped_flat import phase_descriptors
+
+    x = torch.randn(geom.n, geom.c, geom.d, geom.h, geom.w).to(torch.float16).to(
+        memory_format=torch.channels_last_3d)
+    cfg = Config(BLOCK_M=64, BLOCK_N=16, ITEMS=2, num_warps=4, num_stages=1, WGMMA=1, TMA=1)
+    c = flat_item(geom, cfg)
+    descs, offs = phase_descriptors(x, geom, c, 16)
+    assert len(descs) == 8 and len(offs) == 4
+    _, sth, stw = geom.stride
+    _, pdh, pdw = geom.pad
+    for ph in range(sth * stw):
+        rho, sig = divmod(ph, stw)
+        da, db = descs[2 * ph], descs[2 * ph + 1]
+        assert da.block_shape == [1, 1, c["RA"], c["WP"], 16]
+        assert db.block_shape == [1, 1, max(c["RB"], 1), c["WP"], 16]
+        view = da.base
+        assert view.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        r0, c0 = offs[ph]
+        for i in range(-1, geom.h // sth + 2):
+            for j in range(-1, geom.w // stw + 2):
+                ih, iw = i * sth + rho - pdh, j * stw + sig - pdw
+                inside = 0 <= i + r0 < view.shape[2] and 0 <= j + c0 < view.shape[3]
+                assert inside == (0 <= ih < geom.h and 0 <= iw < geom.w), (ph, i, j)
+                if inside:
+                    assert torch.equal(view[:, :, i + r0, j + c0, :],
+                                       x[:, :, :, ih, iw].permute(0, 2, 1))
+
+
+def test_tma_configs_are_inert_until_swept():
+    """The shipped models never saw a TMA config (their schema has no 'config_keys': the
+    legacy keys, no TMA), so they rank every TMA candidate last and choose as before; the
+    sweep offers them (its rows are what a retrained model learns them from)."""
+    import numpy as np
+    from convdispatch.dispatcher import registry
+    from convdispatch.dispatcher.model_chooser import ModelChooser
+    from convdispatch.heuristics.model_store import load_model
+    from convdispatch.kernels.dead_taps import trim_dead_taps
+
+    model = load_model(Path(__file__).parent.parent / "models" / "h100")
+    layer2 = G(n=32, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2),
+               pad=(0, 1, 1))
+    cands = registry.candidates(trim_dead_taps(layer2), H100)
+    tma = [c for c in cands if c.config.get("TMA")]
+    assert tma and model.unseen(tma) == [True] * len(tma)
+    ranked = model.rank(layer2, cands, H100)
+    assert all(np.isinf(s) for c, s in ranked if c.config.get("TMA"))
+    assert not ModelChooser(model).choose(layer2, cands, H100).candidate.config.get("TMA")
+    rest = [c for c in cands if not c.config.get("TMA")]
+    assert [c.id for c, _ in model.rank(layer2, rest, H100)] == [
+        c.id for c, _ in ranked if not c.config.get("TMA")]
