@@ -34,12 +34,12 @@ class ModelChooser:
         ranked, vetoed = self.model.rank_with_vetoes(geom, cands, device)
         best, score = ranked[0]
         if score == float("inf"):
-            # No candidate is of a family and config keys the model was trained on.
+            # No candidate is of a family and config (keys, values) the model was trained on.
             from .choosers import RuleChooser
 
             decision = RuleChooser().choose(geom, cands, device)
             return Decision(decision.candidate, f"model {self.model.identity} has seen none "
-                            f"of these candidates' families and config keys; "
+                            f"of these candidates' families and config keys and values; "
                             f"{decision.reason}", "rule", decision.ranked)
         gpu = getattr(self.model, "gpu", "?")
         reason = (f"model {self.model.identity} (trained on {gpu}) ranks it first of "

@@ -44,6 +44,9 @@ GUARD_FILE = "guard.txt"
 # every key there was then. A key added since ranks last under such a model.
 LEGACY_CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TILE_W",
                       "L1_TAPS", "FILTER_ROWS", "ITEMS", "WGMMA", "num_warps", "num_stages")
+# Config values added since the models that record no 'config_values' were saved: such a
+# model never saw them (grouped_flat's one item a program, call 298).
+NEW_SINCE_LEGACY_VALUES = {"ITEMS": (1,)}
 MODELS_ROOT = Path(__file__).resolve().parent.parent / "models"
 TRANSFORMS = ("exp", "negate", "none")
 
@@ -93,11 +96,26 @@ class LoadedModel:
         features read as a config the model knows, so its score would be a guess."""
         return frozenset(self.schema.get("config_keys", LEGACY_CONFIG_KEYS))
 
+    @property
+    def config_values(self) -> dict[str, frozenset] | None:
+        """Each config key's values the model saw in training (schema.json
+        'config_values'), or None for a model saved before they were recorded (it saw every
+        value but NEW_SINCE_LEGACY_VALUES)."""
+        values = self.schema.get("config_values")
+        return None if values is None else {k: frozenset(v) for k, v in values.items()}
+
     def unseen(self, candidates: Sequence[Candidate]) -> list[bool]:
-        """For each candidate, whether its family or a key of its config is one the model
-        never saw in training."""
-        fams, keys = self.families, self.config_keys
+        """For each candidate, whether its family, a key of its config or that key's value
+        is one the model never saw in training."""
+        fams, keys, values = self.families, self.config_keys, self.config_values
+        if values is None:
+            values = {}
+            new = NEW_SINCE_LEGACY_VALUES
+        else:
+            new = {}
         return [c.family not in fams or not keys.issuperset(c.config.keys())
+                or any(v in new.get(k, ()) or (k in values and v not in values[k])
+                       for k, v in c.config.items())
                 for c in candidates]
 
     def predict(self, features: np.ndarray) -> np.ndarray:
@@ -206,6 +224,18 @@ def _check_schema(schema: dict, path: Path) -> None:
             or any(k not in CONFIG_KEYS for k in keys)):
         raise ModelLoadError(f"{path}: 'config_keys' must be a non-empty list of config keys "
                              f"{list(CONFIG_KEYS)}, got {keys!r}")
+    values = schema.get("config_values")
+    if values is not None and not _config_values_ok(values, keys):
+        raise ModelLoadError(f"{path}: 'config_values' must map each of config_keys {keys!r} "
+                             f"to a non-empty list of integers, got {values!r}")
+
+
+def _config_values_ok(values, keys) -> bool:
+    """Whether ``values`` maps exactly the keys ``keys`` to non-empty lists of integers."""
+    return (isinstance(values, dict) and set(values) == set(keys)
+            and all(isinstance(v, list) and v
+                    and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+                    for v in values.values()))
 
 
 def load_model(path: str | os.PathLike) -> LoadedModel:
@@ -296,14 +326,17 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
                     meta: dict, check_X: np.ndarray,
                     families: Sequence[str] | None = None,
                     guard: tuple[object, GuardParams] | None = None,
-                    config_keys: Sequence[str] | None = None) -> dict:
+                    config_keys: Sequence[str] | None = None,
+                    config_values: dict[str, Sequence[int]] | None = None) -> dict:
     """Write model.txt (and guard.txt), schema.json, meta.json; verify the numpy
     evaluator against lightgbm.
 
     ``families``: the families in the training data, all of one direction (default:
     every forward family). ``guard``: (its booster, its settings), or None.
     ``config_keys``: the config keys in the training data (default: every key of
-    ``CONFIG_KEYS``). Returns the
+    ``CONFIG_KEYS``); ``config_values``: each one's values there (its keys are then the
+    config keys; None records none, and the model reads as having seen every value but
+    NEW_SINCE_LEGACY_VALUES). Returns the
     meta written (with the model's sha256, identity and the largest |tree_model -
     lightgbm| difference on ``check_X``). Raises RuntimeError when that exceeds 1e-6.
     Files are written model files first, then schema.json, meta.json, each
@@ -317,9 +350,14 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
     unknown = [f for f in fams if f not in FAMILY_DIRECTION]
     if unknown or not fams:
         raise ValueError(f"families {fams} must be a non-empty subset of {list(FAMILY_DIRECTION)}")
+    if config_values is not None:
+        config_values = {k: sorted({int(v) for v in vs}) for k, vs in config_values.items()}
+        config_keys = list(config_values)
     keys = sorted(set(config_keys if config_keys is not None else CONFIG_KEYS))
     if not keys or any(k not in CONFIG_KEYS for k in keys):
         raise ValueError(f"config keys {keys} must be a non-empty subset of {list(CONFIG_KEYS)}")
+    if config_values is not None and not _config_values_ok(config_values, keys):
+        raise ValueError(f"config values {config_values} must give each key a non-empty list")
     directions = sorted({FAMILY_DIRECTION[f] for f in fams})
     if len(directions) > 1:
         raise ValueError(f"families {fams} mix directions {directions}: one model a direction")
@@ -335,7 +373,9 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
     sha = sha256_file(out / MODEL_FILE)
     schema = {
         "schema_version": SCHEMA_VERSION, "feature_names": list(FEATURE_NAMES),
-        "families": fams, "config_keys": keys, "direction": directions[0], "method": method,
+        "families": fams, "config_keys": keys,
+        **({"config_values": config_values} if config_values is not None else {}),
+        "direction": directions[0], "method": method,
         "score": {"transform": info.transform, "unit": info.unit},
         "model_file": MODEL_FILE, "model_sha256": sha,
         "gpu": {"name": device.name, "key": device.key, "capability": list(device.capability),

@@ -233,7 +233,16 @@ GUARDED = "+guard"  # suffix of a method's metrics with the guard applied
 
 def config_keys_of(configs) -> list[str]:
     """The keys of the configs (their text forms, ``Config.parse``'s) training rows hold."""
-    return sorted({key for text in set(configs) for key in Config.parse(text)})
+    return sorted(config_values_of(configs))
+
+
+def config_values_of(configs) -> dict[str, list[int]]:
+    """Each key's values in the configs (their text forms) training rows hold."""
+    values: dict[str, set[int]] = {}
+    for text in set(configs):
+        for key, value in Config.parse(text).items():
+            values.setdefault(key, set()).add(value)
+    return {k: sorted(v) for k, v in sorted(values.items())}
 
 
 def guard_hyperparams(hp: HyperParams) -> HyperParams:
@@ -369,7 +378,7 @@ def train(sweeps: Sequence[str | os.PathLike], out: str | os.PathLike,
     trained = sorted(set(train_ds.rows["family"][train_ds.ok].tolist()))
     guard_model = (guard_fit.booster, guard) if guard is not None else None
     return write_model_dir(out, booster, chosen, ds.device, meta, check_X, trained,
-                           guard=guard_model, config_keys=config_keys_of(
+                           guard=guard_model, config_values=config_values_of(
                                train_ds.rows["config"][train_ds.ok]))
 
 

@@ -310,7 +310,8 @@ if HAVE_GLUON:
                      KG: gl.constexpr,
                      CG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
                      BLOCK: gl.constexpr, TRANSPOSED: gl.constexpr, LX: gl.constexpr,
-                     BURST: gl.constexpr, W_VEC: gl.constexpr = 1, w_plane=0):
+                     BURST: gl.constexpr, W_VEC: gl.constexpr = 1, w_plane=0,
+                     ASYNC: gl.constexpr = False):
         """Every tap's block-diagonal [BLOCK, BLOCK] filter tile of pack ``pack`` of GPT
         groups into ``w_smem`` (tile TAP0 + t: tap t at strides swr, sws), loaded in the copies'
         layout LX (runs of 8 input channels, contiguous in a channels_last filter): rows
@@ -324,7 +325,10 @@ if HAVE_GLUON:
         (``grouped_packed.filter_vector``) and loads as one vector (16 bytes where it was
         8 two-byte loads); ``w_plane`` (elements: a filter plane's offset) is added to every
         tap's offsets before that is asserted. W_VEC = 1: the loads as before, ``w_plane``
-        added to the pointer (added to the offsets, it compiled to more instructions)."""
+        added to the pointer (added to the offsets, it compiled to more instructions).
+        ASYNC: cp.async copies straight into ``w_smem`` (zeros where masked), left
+        uncommitted, so that every plane's copies are in flight at once (``filter_async``);
+        W_VEC elements must be at least 4 bytes."""
         k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
         c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         kw = gl.expand_dims(pack * (GPT * KG) + k_rel, 1)
@@ -350,11 +354,15 @@ if HAVE_GLUON:
                 offs = gl.max_contiguous(gl.multiple_of(offs, [1, W_VEC]), [1, W_VEC])
             else:
                 offs = w_off + (t // S) * swr + (t % S) * sws
-            tile = gl.load(w_ptr + offs, mask=w_ok, other=0.0)
-            if BURST:
-                tiles = tiles + (tile,)
+            if ASYNC:
+                cp.async_copy_global_to_shared(w_smem.index(TAP0 + t), w_ptr + offs,
+                                               mask=w_ok)
             else:
-                w_smem.index(TAP0 + t).store(tile)
+                tile = gl.load(w_ptr + offs, mask=w_ok, other=0.0)
+                if BURST:
+                    tiles = tiles + (tile,)
+                else:
+                    w_smem.index(TAP0 + t).store(tile)
         for t in gl.static_range(len(tiles)):
             w_smem.index(TAP0 + t).store(tiles[t])
 

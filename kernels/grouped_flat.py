@@ -6,12 +6,14 @@ and ``grouped_rows`` sums TILE_W >= 16 columns a dot, so 7- and 14-column maps i
 of every tile. Here an item is ROWS output rows of one image laid out on the flat grid of
 ``flat_grid`` (P positions), for a pack of GPT whole groups (BLOCK output channels): a
 program copies an item's input once into shared memory as stride-phase images
-(cp.async), holds every tap's block-diagonal [BLOCK, BLOCK] filter tile beside it (loaded
-a filter plane at once: ``flat_grid.filter_tiles``' BURST), and
+(cp.async), holds every tap's block-diagonal [BLOCK, BLOCK] filter tile beside it (every
+plane's tiles as cp.async copies in flight with the first item's where ``filter_async``
+allows, else loaded a filter plane at once: ``flat_grid.filter_tiles``), and
 each tap is one mma of the [P, BLOCK] run of rows at the tap's flat shift with that tile,
 accumulated in registers; the epilogue (bias, residual, activation) stores the
-positions that are output pixels. A program walks two or more items (the filter tiles
-load once), the next item's copies in flight while this one's mmas run. 2D tiles 16
+positions that are output pixels. A program walks its items (the filter tiles load
+once), the next item's copies in flight while this one's mmas run; one item a program
+where two would leave SMs idle (``ONE_ITEM``). 2D tiles 16
 channels wide keep every tap's filter tile in registers for all the items
 (``filter_in_registers``) instead of reading it from shared memory each item.
 
@@ -320,7 +322,9 @@ if HAVE_GLUON:
                  + gl.expand_dims(k_glob * syc, 0))
         gl.store(out_ptr + y_off, y, mask=gl.expand_dims(m_ok, 1) & gl.expand_dims(k_ok, 0))
 
-    @gluon.jit
+    # (ITEMS_PER_PROGRAM = 1 specialised as a constant folds the step loop away, and
+    # Triton 3.6 then failed an LLVM assertion on some 2D tiles: call 297.)
+    @gluon.jit(do_not_specialize=["ITEMS_PER_PROGRAM"])
     def grouped_flat_kernel(
         x_ptr, w_ptr, out_ptr, syn, syc, syd, syh, syw,
         bias_ptr, res_ptr, srn, src, srd, srh, srw,
@@ -335,7 +339,7 @@ if HAVE_GLUON:
         HAS_RES: gl.constexpr, TRANSPOSED: gl.constexpr, B_REGS: gl.constexpr = False,
         REUSE: gl.constexpr = False, W_VEC: gl.constexpr = 1, WGMMA: gl.constexpr = False,
         TMA: gl.constexpr = False, RA: gl.constexpr = 0, RB: gl.constexpr = 0,
-        OFF: gl.constexpr = (),
+        OFF: gl.constexpr = (), W_ASYNC: gl.constexpr = False,
     ):
         NW: gl.constexpr = gl.num_warps()
         LX: gl.constexpr = copy_layout(BLOCK, NW)
@@ -384,9 +388,15 @@ if HAVE_GLUON:
         # tiles, up to 1.5x on 3D ones; validation/results/filter_burst_h100/).
         # In vector loads where W_VEC > 1 (1.025x a config over the family's rows, 1.11x on
         # 3D ones; validation/results/flat_filter_vectors_h100/).
+        # W_ASYNC: every plane's tiles as cp.async copies, one group in flight beside the
+        # first item's copies (``filter_async``), where a plane at once waited on a round
+        # trip a plane.
         for plane in gl.static_range(T):
             filter_tiles(w_smem, plane * R * S, w_ptr, pack, K, swk, swc, swr, sws, KG, CG,
-                         GPT, R, S, BLOCK, TRANSPOSED, LX, True, W_VEC, plane * swt)
+                         GPT, R, S, BLOCK, TRANSPOSED, LX, True, W_VEC, plane * swt,
+                         W_ASYNC)
+        if W_ASYNC:
+            cp.commit_group()
         if B_REGS:
             # Loaded once a program, not once an item: the shared-memory reads of the
             # filter tiles were a fifth to a third of an item's (2 warps reading each).
@@ -413,6 +423,8 @@ if HAVE_GLUON:
                                STD, DLD, ROWS, RA, RB, WP, XP, BLOCK, OFF)
                     # (Each buffer completes once an iteration.)
                     mbarrier.wait(bars.index(buf), (it // 2) & 1)
+                    if W_ASYNC:
+                        cp.wait_group(0)
                 else:
                     _issue(first + (it + buf + 1) // T, end, (it + buf + 1) % T, x_units,
                            x_ptr, c_glob, cok, D, H, W, OD, pdd, pdh, pdw, TILES_H, sxn, sxd,
@@ -447,7 +459,9 @@ if HAVE_GLUON:
                     acc = _zero_runs(M, BLOCK, RUNS, MMA)
         if TMA:
             # The copies issued past the last step (into buffer 0) land before the end.
-            mbarrier.wait(bars.index(0), (ITEMS_PER_PROGRAM * T // 2) & 1)
+            # (Buffer 0 takes one copy more than the loop's iterations, ceil(ITEMS * T / 2):
+            # its last completion's parity is theirs.)
+            mbarrier.wait(bars.index(0), ((ITEMS_PER_PROGRAM * T + 1) // 2) & 1)
         else:
             cp.wait_group(0)
 
@@ -472,6 +486,12 @@ FLAT_ITEMS = (2, 4, 8)
 # Even counts only: items go in pairs, so an odd count idles half its last step.
 FILL_ITEMS = (2, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64)
 FILL_LEVELS = (1, 2, 3, 4, 6)
+# One item a program, offered where two leave SMs idle: twice the programs for half the
+# steps. On the small 3D layers of the issue-6 suite (ResNeXt3D-50 layer2.x-4.0 at batch
+# 1, 32 to 128 programs of two items) the fastest config a layer took 0.86-0.96 of the
+# time of the fastest with two items or more (H200, call 301:
+# validation/results/filter_async_h200/).
+ONE_ITEM = 1
 
 
 class GroupedFlatFamily(KernelFamily):
@@ -485,14 +505,16 @@ class GroupedFlatFamily(KernelFamily):
     int32_offsets = True
     fills_gpu = True
     configs = tuple(Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=wp, num_stages=1)
-                    for items in FILL_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_TILES)
+                    for items in (ONE_ITEM, *FILL_ITEMS) for pos in FLAT_POSITIONS
+                    for bn, wp in FLAT_TILES)
     # The dgrad twin keeps the mma.sync tiles its rows were measured with.
     dgrad_configs = tuple(c for c in configs if c["ITEMS"] in FLAT_ITEMS)
     configs = configs + tuple(
         Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=wp, num_stages=1, WGMMA=1,
                **tma)
         for tma in ({}, {"TMA": 1})
-        for items in FILL_ITEMS for pos in FLAT_POSITIONS for bn, wp in FLAT_WGMMA_TILES)
+        for items in (ONE_ITEM, *FILL_ITEMS) for pos in FLAT_POSITIONS
+        for bn, wp in FLAT_WGMMA_TILES)
 
     def supports(self, geom) -> str | None:
         return (gluon_grouped_rejects(geom, MAX_FLAT_TAPS, geom.c, depth=True)
@@ -561,6 +583,13 @@ class GroupedFlatFamily(KernelFamily):
         if reason := flat_config_rejects(geom, cfg, FLAT_POSITIONS[0]):
             return reason
         items = cfg["ITEMS"]
+        if items == ONE_ITEM:
+            pair = Config(**{**cfg, "ITEMS": FLAT_ITEMS[0]})
+            programs = self.pixel_tiles(geom, pair) * self.packs(geom, cfg)
+            if programs >= device.sm_count:
+                return (f"ITEMS=1: {programs} programs of two items already cover the "
+                        f"{device.sm_count} SMs")
+            return self.hard_ok(geom, cfg, device)
         have = self.items(geom, cfg)
         if items - FLAT_ITEMS[0] >= have:
             # The same grid with fewer steps: a program steps through ITEMS items, real or not.
@@ -592,6 +621,7 @@ class GroupedFlatFamily(KernelFamily):
             descs, offs = (None,) * 8, ()
         sxn, _, sxd, sxh, sxw = strides5(x)
         w, sw = oriented_filter(call)
+        w_vec = filter_vector(call, sw)
         launch_kernel(
             grouped_flat_kernel, (self.packs(g, cfg), self.pixel_tiles(g, cfg)),
             x, w, *out_args(call), g.c, g.k, g.d, g.h, g.w, od, oh, ow, *g.pad,
@@ -603,8 +633,10 @@ class GroupedFlatFamily(KernelFamily):
             HAS_BIAS=call.bias is not None, HAS_RES=call.residual is not None,
             TRANSPOSED=call.transposed_w,
             B_REGS=filter_regs(g, cfg, call.transposed_w),
-            REUSE=reuse, W_VEC=filter_vector(call, sw), WGMMA=bool(cfg.get("WGMMA")),
-            TMA=with_tma, OFF=offs, num_warps=cfg["num_warps"], **{"RA": 0, "RB": 0, **c})
+            REUSE=reuse, W_VEC=w_vec, WGMMA=bool(cfg.get("WGMMA")),
+            TMA=with_tma, OFF=offs,
+            W_ASYNC=filter_async(g, cfg, call.transposed_w, w_vec, w.data_ptr()),
+            num_warps=cfg["num_warps"], **{"RA": 0, "RB": 0, **c})
 
 
 def tma_pixels(x):
@@ -654,6 +686,18 @@ def filter_regs(geom, cfg: Config, transposed: bool) -> bool:
     read the filter tiles from shared memory)."""
     return (filter_in_registers(geom, cfg["BLOCK_N"]) and not transposed
             and not cfg.get("WGMMA"))
+
+
+def filter_async(geom, cfg: Config, transposed: bool, w_vec: int, w_address: int) -> bool:
+    """W_ASYNC of ``cfg``'s launch: the filter tiles copied with cp.async, every plane in
+    flight at once (a 3D filter's planes were a round trip each), where every copy is 16
+    bytes (``filter_vector``'s W_VEC elements from a 16-byte aligned filter at
+    ``w_address``: Triton proves no narrower vector that cp.async takes, and a 2-byte one
+    does not compile), the tiles stay in shared memory (not ``filter_regs``) and the
+    filter is read as stored (not the dgrad twin's transposed reads, which keep what
+    their rows measured)."""
+    return (not transposed and w_vec * geom.elem_bytes == 16 and w_address % 16 == 0
+            and not filter_regs(geom, cfg, transposed))
 
 
 def filter_in_registers(geom, block: int) -> bool:

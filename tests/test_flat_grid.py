@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from convdispatch.kernels.base import Config
+from convdispatch.kernels.base import Candidate, Config
 from convdispatch.kernels.device import INTERPRETER, KNOWN
 from convdispatch.kernels.flat_grid import (
     copy_runs,
@@ -23,6 +23,7 @@ from convdispatch.kernels.flat_grid import (
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.kernels.grouped_flat import (
     GroupedFlatFamily,
+    filter_async,
     filter_regs,
     flat_item,
     row_reuse,
@@ -72,6 +73,7 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
     el = {"float16": "*fp16", "bfloat16": "*bf16"}[geom.dtype]
     pointers = dict.fromkeys(("x_ptr", "w_ptr", "out_ptr", "bias_ptr", "res_ptr"), el)
     item = flat_item(geom, cfg)
+    w_vec = launch_filter_vector(conv_call(geom, transposed_w=transposed))
     descs = [f"d{part}{ph}" for ph in range(4) for part in "ab"]
     if cfg.get("TMA"):
         # as phase_descriptors makes them: boxes of RA and RB rows of the grid
@@ -94,7 +96,7 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
                 HAS_BIAS=epilogue, HAS_RES=epilogue, TRANSPOSED=transposed,
                 B_REGS=filter_regs(geom, cfg, transposed),
                 REUSE=row_reuse(geom, cfg), WGMMA=bool(cfg.get("WGMMA")),
-                W_VEC=launch_filter_vector(conv_call(geom, transposed_w=transposed)),
+                W_VEC=w_vec, W_ASYNC=filter_async(geom, cfg, transposed, w_vec, 0),
                 # channels_last: Triton makes an integer argument of 1 a constant
                 syc=1, src=1, **({} if transposed else {"swc": 1}), **item, **tma)
     aligned = (*pointers, "syn", "syd", "syh", "syw", "sxn", "sxd", "sxh", "sxw", "srn",
@@ -132,6 +134,23 @@ def assert_sixteen_byte_copies(ptx: str) -> None:
     """Every cp.async copy of the kernel is 16 bytes."""
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)", ptx))
     assert sizes == {"0x10"}, sizes
+
+
+def assert_async_filter(ptx: str, geom: ConvGeometry, cfg: Config) -> None:
+    """W_ASYNC (``filter_async``): every tap's filter tile, all planes, is 16-byte cp.async
+    copies issued before the first wait, with no global load: the copies before it are the
+    first step's and the next step's input copies (as many as each of the loop's two
+    steps issues) and the filter's, a thread's share of each tile's 16-byte runs (at
+    least one: a 16-wide tile's 32 runs leave threads that copy nothing)."""
+    copy = r"cp\.async\.c[ag]\.shared\.global"
+    first = ptx.index("cp.async.wait_group")
+    before, total = len(re.findall(copy, ptx[:first])), len(re.findall(copy, ptx))
+    per_step = total - before
+    bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
+    taps = geom.t * geom.r * geom.s
+    assert before - 2 * per_step == taps * max(1, bn * bn // 8 // (32 * nw))
+    assert not re.search(r"ld\.global", ptx[:first])
+    assert ptx[:first].count("cp.async.commit_group") == 3
 
 
 def assert_sixteen_byte_stores(ptx: str) -> None:
@@ -294,21 +313,28 @@ def test_forward_kernel_compiles_for_sm90(case, tmp_path):
         a_loads = reuse_loads(geom, cfg["BLOCK_M"], nw)[row_reuse(geom, cfg)]
         assert len(re.findall(r"ldmatrix", ptx)) == 2 * a_loads + b_loads * geom.r * geom.s
     assert row_reuse(geom, cfg) is (case in (4, 6, 7))  # the cases of the row-reuse schedule
-    # The filter tiles load a plane at once: every tap's global loads before the barrier
-    # that follows the plane's stores (tap by tap there was one between each two taps).
     prologue = ptx[:ptx.index("mma.sync")]
-    ops = re.findall(r"\b(ld\.global|bar\.sync)", prologue)
-    runs = sum(1 for i, op in enumerate(ops) if op == "ld.global" and (i == 0 or ops[i - 1] != op))
-    assert runs == geom.t, (runs, geom.t)
-    # Each group's run of channels in one vector load a tap, as wide as ``filter_vector``
-    # says (16 bytes for 8 channels of a channels_last filter read as stored); two bytes
-    # at a time where it says 1 (read transposed: the dgrad twin).
     width = launch_filter_vector(conv_call(geom, transposed_w=FORWARD_CASES[case][3]))
-    filter_loads = re.findall(r"ld\.global(?:\.\w+)*?\.(b16|v4\.b32|v2\.b32|b32)\b", prologue)
-    assert set(filter_loads) == {{1: "b16", 4: "v2.b32", 8: "v4.b32"}[width]}, set(filter_loads)
-    # (a thread holds one or more runs of a tile: a 16-wide tile's 8 runs a warp repeat)
-    per_thread = max(8, bn * bn // (32 * nw))
-    assert len(filter_loads) == geom.t * geom.r * geom.s * per_thread // width
+    if filter_async(geom, cfg, FORWARD_CASES[case][3], width, 0):
+        assert_async_filter(ptx, geom, cfg)
+    else:
+        # The filter tiles load a plane at once: every tap's global loads before the
+        # barrier that follows the plane's stores (tap by tap there was one between each
+        # two taps).
+        ops = re.findall(r"\b(ld\.global|bar\.sync)", prologue)
+        runs = sum(1 for i, op in enumerate(ops)
+                   if op == "ld.global" and (i == 0 or ops[i - 1] != op))
+        assert runs == geom.t, (runs, geom.t)
+        # Each group's run of channels in one vector load a tap, as wide as
+        # ``filter_vector`` says (16 bytes for 8 channels of a channels_last filter read as
+        # stored); two bytes at a time where it says 1 (read transposed: the dgrad twin).
+        filter_loads = re.findall(r"ld\.global(?:\.\w+)*?\.(b16|v4\.b32|v2\.b32|b32)\b",
+                                  prologue)
+        assert set(filter_loads) == {{1: "b16", 4: "v2.b32", 8: "v4.b32"}[width]}, \
+            set(filter_loads)
+        # (a thread holds one or more runs of a tile: a 16-wide tile's 8 runs a warp repeat)
+        per_thread = max(8, bn * bn // (32 * nw))
+        assert len(filter_loads) == geom.t * geom.r * geom.s * per_thread // width
     assert_sixteen_byte_copies(ptx)
     assert_sixteen_byte_stores(ptx)
 
@@ -361,6 +387,8 @@ def test_forward_wgmma_compiles_for_sm90(case, tmp_path):
     assert len(re.findall(r"wgmma\.wait_group\.sync\.aligned 0;", ptx)) == 2
     assert "fence.proxy.async.shared::cta" in ptx
     assert_sixteen_byte_copies(ptx)
+    assert filter_async(geom, cfg, False, 8, 0)
+    assert_async_filter(ptx, geom, cfg)
     ttgir = (tmp_path / "kernel.ptx.ttgir").read_text()
     assert f"swizzlingByteWidth = {2 * bn}" in ttgir
     assert_sixteen_byte_stores(ptx)
@@ -393,8 +421,9 @@ def test_forward_tma_compiles_for_sm90(case, tmp_path):
     """TMA configs: each buffer's phase images are 5D bulk tensor copies (a box or two a
     phase image: the RA and RB rows of ``flat_consts(tma=True)``), issued at the three
     places the cp.async copies were (before the loop, one a buffer in it), no cp.async
-    copy left; the taps' warpgroup mmas as the WGMMA configs have them; shared memory as
-    the rule counts it (the boxes' rows, swizzled as the descriptors say)."""
+    copy of the input left; the taps' warpgroup mmas as the WGMMA configs have them;
+    shared memory as the rule counts it (the boxes' rows, swizzled as the descriptors
+    say)."""
     geom, cfg, _, _ = TMA_CASES[case]
     assert FWD.runnable(geom, cfg, H100) is None
     ptx, shared = compile_sm90("tma", case, tmp_path)
@@ -403,8 +432,12 @@ def test_forward_tma_compiles_for_sm90(case, tmp_path):
     assert c["WP"] & (c["WP"] - 1) == 0 and c["RA"] + c["RB"] == c["XNEED"] // c["WP"]
     boxes = c["NPH"] * (1 + (c["RB"] > 0))
     assert len(re.findall(r"cp\.async\.bulk\.tensor\.5d", ptx)) == 3 * boxes
-    assert not re.search(r"cp\.async\.c[ag]", ptx)
+    # The only cp.async copies are the filter tiles' (``filter_async``), one group.
     bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
+    taps = geom.t * geom.r * geom.s
+    assert len(re.findall(r"cp\.async\.c[ag]", ptx)) == taps * max(1, bn * bn // 8 // (32 * nw))
+    assert ptx.count("cp.async.commit_group") == 1
+    assert_sixteen_byte_copies(ptx)
     per_tap = cfg["BLOCK_M"] // (64 * (nw // 4)) * (bn // 16)
     wgmma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16\.f32\.(?:f16|bf16)", ptx)
     assert len(wgmma) == 2 * geom.r * geom.s * per_tap, len(wgmma)
@@ -948,70 +981,25 @@ def test_exact_phase_images():
     assert flat_consts(s3x2, 64, exact=True)["NPH"] == 6
 
 
-_TMA_CHILD = """
-import importlib.util, json, re, sys
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental.gluon._runtime import GluonASTSource
-from convdispatch.kernels.geometry import ConvGeometry
-spec = importlib.util.spec_from_file_location("probe_flat_tma", sys.argv[1])
-P = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(P)
-k = P.flat_tma_kernel
-names = k.arg_names
-lay = ("NVMMASharedLayout(swizzle_byte_width={}, element_bitwidth=16, rank=5, "
-       "transposed=False, fp4_padded=False, cga_layout=[])")
-out = []
-for g, pos, bn in [
-        (ConvGeometry(n=32, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2),
-                      pad=(0, 1, 1)), 128, 32),
-        (ConvGeometry(n=8, c=256, k=256, g=32, d=8, h=28, w=28, t=3, r=3, s=3,
-                      stride=(2, 2, 2), pad=(1, 1, 1), dims=3), 128, 16)]:
-    plan = P.tma_plan(g, pos, bn)
-    cons = dict(CG=g.cg, KG=g.kg, GPT=min(bn // g.kg, g.g), T=g.t, R=g.r, S=g.s,
-                ROWS=plan["ROWS"], WB=plan["WB"], P=pos, XS=plan["XS"], NPH=plan["NPH"],
-                BLOCK=bn, STD=g.stride[0], STH=g.stride[1], STW=g.stride[2], DLD=1,
-                DEPTH=g.dims == 3, RA=plan["RA"], RB=plan["RB"],
-                OFF=((-1, -1), (-1, 0), (0, -1), (0, 0)), STAGES=2, W_VEC=8)
-    sig = dict.fromkeys(names, "i32")
-    for part, rows in (("a", plan["RA"]), ("b", max(plan["RB"], 1))):
-        for ph in range(4):
-            sig[f"d{part}{ph}"] = (f"tensordesc<fp16[1, 1, {rows}, {plan['WB']}, {bn}],"
-                                   f"{lay.format(2 * bn)}>")
-    sig.update(w_ptr="*fp16", out_ptr="*fp16", **dict.fromkeys(cons, "constexpr"))
-    src = GluonASTSource(k, sig, constexprs={(names.index(c),): v for c, v in cons.items()},
-                         attrs={(names.index(n),): [["tt.divisibility", 16]] for n in (
-                             "w_ptr", "out_ptr", "syn", "syd", "syh", "syw", "K", "swk",
-                             "swt", "swr", "sws")})
-    ptx = triton.compile(src, target=GPUTarget("cuda", 90, 32),
-                         options={"num_warps": 4}).asm["ptx"]
-    out.append(dict(plan=plan, t=g.t, r=g.r * g.s, bn=bn, pos=pos,
-                    tma=len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.5d", ptx)),
-                    copies=len(re.findall(r"cp\\.async\\.c[ag]", ptx)),
-                    wgmma=len(re.findall(r"wgmma\\.mma_async", ptx)),
-                    waits=len(re.findall(r"mbarrier\\.try_wait", ptx))))
-print(json.dumps(out))
-"""
-
-
-def test_tma_prototype_compiles_for_sm90():
-    """validation/gpu/probe_flat_tma.py (calls 292-295: grouped_flat's WGMMA loop with
-    its copies made by TMA, measured on an H200, not yet a family config) still compiles
-    against the family's helpers it imports: 5D boxes (two a phase image where the rows
-    an item reads are two powers of two) and no cp.async copy, the taps' warpgroup mmas
-    as shipped."""
-    import json
-
-    probe = Path(__file__).parent.parent / "validation" / "gpu" / "probe_flat_tma.py"
-    for case in json.loads(run_without_interpreter(_TMA_CHILD, str(probe), timeout=240)):
-        plan = case["plan"]
-        boxes = plan["NPH"] * (1 + (plan["RB"] > 0))
-        # the prologue's issue and the loop's two (one a buffer)
-        assert case["tma"] == 3 * boxes, case
-        assert case["copies"] == 0, case
-        per_tap = case["pos"] // 64 * (case["bn"] // 16)
-        assert case["wgmma"] == 2 * case["r"] * per_tap, case
-        assert case["waits"] >= 2, case
+def test_one_item_a_program_where_two_leave_sms_idle():
+    """ITEMS=1 is offered (every tile) exactly where two items a program make fewer
+    programs than SMs (ResNeXt3D-50 layer3.0 at batch 1: 32 packs of two items), never
+    to the dgrad twin."""
+    small = G(n=1, c=512, k=512, g=32, d=4, h=14, w=14, t=3, r=3, s=3, stride=(2, 2, 2),
+              pad=(1, 1, 1), dims=3)
+    big = G(n=32, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
+    for geom, offered in ((small, True), (big, False)):
+        cands = FWD.candidates(geom, H100)
+        ones = [c for c in cands if c.config["ITEMS"] == 1]
+        assert bool(ones) is offered
+        for c in ones:
+            pair = Config(**{**c.config, "ITEMS": 2})
+            assert FWD.pixel_tiles(geom, pair) * FWD.packs(geom, pair) < H100.sm_count
+            assert Candidate(FWD.name, pair) in cands
+            assert FWD.pixel_tiles(geom, c.config) == 2 * FWD.pixel_tiles(geom, pair)
+    assert all(c["ITEMS"] != 1 for c in FWD.dgrad_configs)
+    one = Config(BLOCK_M=64, BLOCK_N=32, ITEMS=1, num_warps=4, num_stages=1, WGMMA=1)
+    assert "already cover" in FWD.config_ok(big, one, H100)
 
 
 def test_tma_rules():

@@ -63,6 +63,12 @@ def _edit_json(path: Path, **changes) -> None:
     path.write_text(json.dumps(obj))
 
 
+def _drop_json(path: Path, key: str) -> None:
+    obj = json.loads(path.read_text())
+    del obj[key]
+    path.write_text(json.dumps(obj))
+
+
 def _reseal(d: Path) -> None:
     """Record model.txt's current sha256 in schema.json and meta.json (a consistent edit)."""
     sha = sha256_file(d / "model.txt")
@@ -253,6 +259,7 @@ def test_unseen_config_key_ranks_last(copy):
     assert with_group and len(with_group) < len(cands)
     keys = sorted({k for c in cands for k in c.config} - {"SPLIT_K"})
     _edit_json(copy / "schema.json", config_keys=keys)
+    _drop_json(copy / "schema.json", "config_values")
     m = load_model(copy)
     assert m.unseen(with_group) == [True] * len(with_group)
     ranked = m.rank(GEOM, cands, H100)
@@ -264,6 +271,75 @@ def test_unseen_config_key_ranks_last(copy):
     assert decision.chooser == "rule" and "config keys" in decision.reason
 
 
+def test_trained_model_records_its_config_values(trained):
+    """train() writes each config key's values in its training rows, keyed by exactly its
+    config keys; the model reads them back."""
+    from convdispatch.heuristics.train import config_values_of
+
+    rows = synthetic_sweep(n_problems=15, seed=5)
+    schema = json.loads((trained / "schema.json").read_text())
+    values = schema["config_values"]
+    assert sorted(values) == schema["config_keys"]
+    every = config_values_of(rows["config"][rows["ok"] == 1])
+    assert all(set(v) <= set(every[k]) and v == sorted(v) for k, v in values.items())
+    assert config_values_of(["BLOCK_M=64;num_warps=4", "BLOCK_M=32;ITEMS=2"]) == {
+        "BLOCK_M": [32, 64], "ITEMS": [2], "num_warps": [4]}
+    assert load_model(trained).config_values == {k: frozenset(v) for k, v in values.items()}
+
+
+def test_unseen_config_value_ranks_last(copy):
+    """A candidate with a config value the model never saw (a key's value outside
+    'config_values') is ranked after the rest with score inf, as an unseen key is."""
+    cands = registry.candidates(GEOM, H100)
+    schema = json.loads((copy / "schema.json").read_text())
+    keys = sorted({k for c in cands for k in c.config})
+    # every value of the candidates seen, but BLOCK_M=128
+    values = {k: sorted({c.config[k] for c in cands if k in c.config}
+                        - ({128} if k == "BLOCK_M" else set())) for k in keys}
+    _edit_json(copy / "schema.json", config_keys=keys, config_values=values,
+               families=sorted({c.family for c in cands} | set(schema["families"])))
+    m = load_model(copy)
+    new = [c.config.get("BLOCK_M") == 128 for c in cands]
+    assert any(new) and not all(new)
+    assert m.unseen(cands) == new
+    ranked = m.rank(GEOM, cands, H100)
+    n = new.count(False)
+    assert all(np.isfinite(s) and c.config.get("BLOCK_M") != 128 for c, s in ranked[:n])
+    assert all(s == np.inf and c.config["BLOCK_M"] == 128 for c, s in ranked[n:])
+
+
+def test_models_without_config_values_never_saw_the_new_ones():
+    """A model that records no 'config_values' (the shipped ones) saw every value but
+    NEW_SINCE_LEGACY_VALUES: grouped_flat's configs of one item a program rank last under
+    it, its others as before."""
+    from convdispatch.heuristics.model_store import NEW_SINCE_LEGACY_VALUES
+
+    assert NEW_SINCE_LEGACY_VALUES == {"ITEMS": (1,)}
+    shipped = load_model(Path(__file__).parent.parent / "models" / "h100")
+    assert shipped.config_values is None
+    geom = ConvGeometry(n=1, c=512, k=512, g=32, d=2, h=7, w=7, t=3, r=3, s=3, pad=(1, 1, 1),
+                        dims=3)
+    cands = [c for c in registry.candidates(geom, H100) if c.family == "grouped_flat"]
+    one = [c.config["ITEMS"] == 1 and "TMA" not in c.config for c in cands]
+    assert any(one)
+    tma = ["TMA" in c.config for c in cands]
+    assert shipped.unseen(cands) == [a or b for a, b in zip(one, tma)]
+
+
+@pytest.mark.parametrize("case", ["list", "missing keys", "other keys", "empty", "text",
+                                  "bool"])
+def test_malformed_config_values_refuse_to_load(copy, case):
+    schema = json.loads((copy / "schema.json").read_text())
+    good = schema["config_values"]
+    key = schema["config_keys"][0]
+    values = {"list": [2, 4], "missing keys": {key: good[key]},
+              "other keys": {**good, "WARP": [1]}, "empty": {**good, key: []},
+              "text": {**good, key: ["64"]}, "bool": {**good, key: [True]}}[case]
+    _edit_json(copy / "schema.json", config_values=values)
+    with pytest.raises(ModelLoadError, match="config_values"):
+        load_model(copy)
+
+
 @pytest.mark.parametrize("keys", [[], ["BLOCK_M", "WARP_SPECIALIZE"], "BLOCK_M"])
 def test_malformed_config_keys_refuse_to_load(copy, keys):
     _edit_json(copy / "schema.json", config_keys=keys)
@@ -271,11 +347,16 @@ def test_malformed_config_keys_refuse_to_load(copy, keys):
         load_model(copy)
 
 
-def test_write_model_dir_refuses_unknown_config_keys(trained, tmp_path):
+@pytest.mark.parametrize("record, why", [
+    ({"config_keys": ["WARP_SPECIALIZE"]}, "config keys"),
+    ({"config_values": {"BLOCK_M": []}}, "config values"),
+    ({"config_values": {"WARP_SPECIALIZE": [1]}}, "config keys")])
+def test_write_model_dir_refuses_unknown_config_keys_or_empty_values(trained, tmp_path,
+                                                                     record, why):
     booster = lgb.Booster(model_file=str(trained / "model.txt"))
-    with pytest.raises(ValueError, match="config keys"):
+    with pytest.raises(ValueError, match=why):
         write_model_dir(tmp_path / "m", booster, "lgbm_regression", H100, {},
-                        np.zeros((1, N_FEATURES), np.float32), config_keys=["WARP_SPECIALIZE"])
+                        np.zeros((1, N_FEATURES), np.float32), **record)
 
 
 def test_equal_scores_are_ordered_by_candidate_id(trained, tmp_path):

@@ -612,6 +612,20 @@ def test_probe_io_checks_times_and_writes(tmp_path, capsys):
     assert path.read_text().splitlines() == ["a,b", "1,2", "3,4"]
 
 
+def test_checked_in_workers_stops_on_a_task_that_never_returns(capsys):
+    """probe_io.checked_in_workers: the rows of the tasks that return, keyed by their
+    leading fields; a task whose worker hangs (or aborts) leaves its configs unchecked
+    instead of blocking the probe."""
+    from convdispatch.validation.probe_io import checked_in_workers
+    from probe_worker import check  # (a light module: the workers import it)
+
+    tasks = [("a", 0), ("wrong", 0), ("hung", 600), ("b", 0)]
+    checked = checked_in_workers(check, tasks, jobs=2, timeout_s=10)
+    assert checked == {("a", 0): (1e-4, ""), ("wrong", 0): (0.5, ""), ("b", 0): (1e-4, "")}
+    out = capsys.readouterr().out
+    assert "no task finished in 10 s" in out and "3 launches; 1 failed or wrong" in out
+
+
 def test_probe_io_fastest_tiles(tmp_path):
     """A problem's fastest tiles of one family across sweep CSVs, each at its fastest
     config; failed rows, other families and other problems ignored, a missing CSV skipped."""

@@ -52,6 +52,37 @@ def stream_rows(path: str | Path, batches: Iterable[list[dict]]) -> None:
             f.flush()
 
 
+def checked_in_workers(check: Callable, tasks: list, jobs: int,
+                       timeout_s: float = 120) -> dict[tuple, tuple]:
+    """Run ``check`` (a module-level function: compile, launch and check a task's configs,
+    returning rows (key..., relative error or None, message)) over ``tasks`` in ``jobs``
+    spawned processes, so that the timing process finds every kernel in Triton's cache.
+    Returns {key: (error, message)}; prints how many failed. A worker that aborts (a
+    compiler assertion) or hangs (a kernel that never ends) never returns its task: once
+    no task finishes in ``timeout_s`` the rest are left unchecked."""
+    import multiprocessing as mp
+
+    import torch
+
+    checked: dict[tuple, tuple] = {}
+    with torch.multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        results = pool.imap_unordered(check, tasks)
+        for _ in tasks:
+            try:
+                rows = results.next(timeout=timeout_s)
+            except (StopIteration, mp.TimeoutError):
+                print(f"no task finished in {timeout_s} s: stopping the checks", flush=True)
+                break
+            for *key, err, msg in rows:
+                checked[tuple(key)] = (err, msg)
+        pool.terminate()
+    bad = [(k, v) for k, v in checked.items() if v[0] is None or v[0] >= 5e-2]
+    print(f"checked {len(checked)} launches; {len(bad)} failed or wrong", flush=True)
+    for k, v in bad[:20]:
+        print("  ", k, v, flush=True)
+    return checked
+
+
 def probe_gradients(out_csv: str | Path, direction: str, pids: str,
                     candidates: Callable, label: str = "new") -> int:
     """Time, with the sweep's timer (CUDA-graph replay, L2 flushed, median), cuDNN's

@@ -39,7 +39,7 @@ from convdispatch.validation.bench_layers import (
     suite_layers,
     torch_conv,
 )
-from convdispatch.validation.probe_io import stream_rows
+from convdispatch.validation.probe_io import checked_in_workers, stream_rows
 
 REP_MS = 5
 _FLAT_ITEM = grouped_flat.flat_item
@@ -139,16 +139,7 @@ def main() -> None:
             tile = tuple(v for k, v in sorted(c.config.items()) if k != "ITEMS")
             tiles.setdefault(tile, []).append(c.id)
         tasks += [(dtype, i, tuple(ids)) for ids in tiles.values()]
-    ctx = torch.multiprocessing.get_context("spawn")
-    with ctx.Pool(jobs) as pool:
-        checked = {}
-        for res in pool.imap_unordered(check, tasks):
-            for i, cid, exact, err, msg in res:
-                checked[(i, cid, exact)] = (err, msg)
-    bad = [(k, v) for k, v in checked.items() if v[0] is None or v[0] >= 5e-2]
-    print(f"checked {len(checked)} launches; {len(bad)} failed or wrong", flush=True)
-    for k, v in bad[:20]:
-        print("  ", k, v, flush=True)
+    checked = checked_in_workers(check, tasks, jobs)
     stream_rows(out, (layer_rows(i, p, checked) for i, p in enumerate(todo)))
 
 

@@ -128,16 +128,10 @@ def main() -> None:
 def widening_lines() -> list[str]:
     """Calls 293-295's configs split by how much wider the prototype's power-of-two grid
     is than the flat grid (the rule of the TMA port: at most 1.2x)."""
-    import importlib.util
-
     from convdispatch.dispatcher.registry import parse_candidate
     from convdispatch.kernels.flat_grid import flat_consts
     from convdispatch.validation.bench_layers import suite_layers
 
-    spec = importlib.util.spec_from_file_location(
-        "probe_flat_tma", HERE.parent.parent / "gpu" / "probe_flat_tma.py")
-    probe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(probe)
     geoms = {p.id: p.geom for p in suite_layers("issue6", "float16", "grouped")}
     d = pd.concat([read(HERE / f) for f in ("call293/flat_tma_all.csv",
                                              "call295/flat_tma_2d_all.csv",
@@ -146,7 +140,8 @@ def widening_lines() -> list[str]:
     widening = []
     for pid, cid in zip(d.problem_id, d.config):
         g, cfg = geoms[pid], parse_candidate(cid).config
-        widening.append(probe.tma_plan(g, cfg["BLOCK_M"], cfg["BLOCK_N"])["WB"]
+        # (the grid of the family's TMA configs, the prototype's: flat_consts(tma=True))
+        widening.append(flat_consts(g, cfg["BLOCK_M"], tma=True)["WP"]
                         / flat_consts(g, cfg["BLOCK_M"])["WP"])
     d = d.assign(x=d.shipped_us / d.tma_us, within=np.array(widening) <= 1.2)
     rows = [["at most 1.2x" if w else "over 1.2x", s.problem_id.nunique(), *summary(s.x)]
