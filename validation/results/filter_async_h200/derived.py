@@ -1,10 +1,11 @@
-"""Tables of this folder's calls (297-302, two H200s) into derived.md.
+"""Tables of this folder's calls (297-303, two H200s) into derived.md.
 
     python3 validation/results/filter_async_h200/derived.py
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -160,7 +161,33 @@ def main() -> None:
         md += [line_, ""]
     md += layer_pair_lines(old, bench_rows(HERE / "call299" / "grouped_fp16" / "bench.csv"),
                            "grouped", "call 289", "call 299") + [""]
+    md += whole_suite_lines(old)
     (HERE / "derived.md").write_text("\n".join(md))
+
+
+def whole_suite_lines(before: dict[str, dict]) -> list[str]:
+    """Call 303: the whole issue-6 suite under the shipped model, both dtypes at once (one
+    a GPU), float16 against call 289's run (the code before this session's)."""
+    out = heading("Call 303: the whole issue-6 suite under the shipped (H100) model", "",
+                  ["dtype", "category", "layers", "x cuDNN (geomean)", "min",
+                   "call 289 (float16)", "choices changed"])
+    for dt, short in DTYPES:
+        new = bench_rows(HERE / "call303" / f"issue6_{short}" / "bench.csv")
+        for cat in ("dense", "grouped", "depthwise"):
+            sel = [r for r in new if r["category"] == cat]
+            x = [r["speedup_vs_cudnn"] for r in sel]
+            was, changed = "", ""
+            if dt == "float16":
+                was = f"{geomean([before[r['problem_id']]['speedup_vs_cudnn'] for r in sel]):.3f}"
+                changed = sum(before[r["problem_id"]]["chosen"] != r["chosen"] for r in sel)
+            out.append(line([dt, cat, len(sel), f"{geomean(x):.3f}", f"{min(x):.2f}", was,
+                             changed]))
+        top = max(new, key=lambda r: r["tflops"])
+        env = json.loads((HERE / "call303" / f"issue6_{short}" / "env.json").read_text())
+        peak = float(env["bf16_peak_tflops"])
+        out.append(line([dt, "highest rate", "", f"{top['tflops']:.0f} TFLOP/s", "",
+                         f"of {peak:.0f} measured", top["problem_id"]]))
+    return out + [""]
 
 
 if __name__ == "__main__":
