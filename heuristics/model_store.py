@@ -334,9 +334,9 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
     ``families``: the families in the training data, all of one direction (default:
     every forward family). ``guard``: (its booster, its settings), or None.
     ``config_keys``: the config keys in the training data (default: every key of
-    ``CONFIG_KEYS``); ``config_values``: each one's values there (its keys are then the
-    config keys; None records none, and the model reads as having seen every value but
-    NEW_SINCE_LEGACY_VALUES). Returns the
+    ``CONFIG_KEYS``); ``config_values``: each one's values there, over every family's rows
+    (its keys are then the config keys; None records none, and the model reads as having
+    seen every value but NEW_SINCE_LEGACY_VALUES). Returns the
     meta written (with the model's sha256, identity and the largest |tree_model -
     lightgbm| difference on ``check_X``). Raises RuntimeError when that exceeds 1e-6.
     Files are written model files first, then schema.json, meta.json, each
@@ -351,13 +351,18 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
     if unknown or not fams:
         raise ValueError(f"families {fams} must be a non-empty subset of {list(FAMILY_DIRECTION)}")
     if config_values is not None:
-        config_values = {k: sorted({int(v) for v in vs}) for k, vs in config_values.items()}
+        config_values = {k: sorted(set(vs)) if isinstance(vs, list | tuple) else vs
+                         for k, vs in config_values.items()}
+        if config_keys is not None and set(config_keys) != set(config_values):
+            raise ValueError(f"config keys {sorted(config_keys)} and the keys of config values "
+                             f"{sorted(config_values)} differ")
         config_keys = list(config_values)
     keys = sorted(set(config_keys if config_keys is not None else CONFIG_KEYS))
     if not keys or any(k not in CONFIG_KEYS for k in keys):
         raise ValueError(f"config keys {keys} must be a non-empty subset of {list(CONFIG_KEYS)}")
     if config_values is not None and not _config_values_ok(config_values, keys):
-        raise ValueError(f"config values {config_values} must give each key a non-empty list")
+        raise ValueError(f"config values {config_values} must give each key a non-empty list "
+                         "of integers")
     directions = sorted({FAMILY_DIRECTION[f] for f in fams})
     if len(directions) > 1:
         raise ValueError(f"families {fams} mix directions {directions}: one model a direction")

@@ -13,7 +13,7 @@ each tap is one mma of the [P, BLOCK] run of rows at the tap's flat shift with t
 accumulated in registers; the epilogue (bias, residual, activation) stores the
 positions that are output pixels. A program walks its items (the filter tiles load
 once), the next item's copies in flight while this one's mmas run; one item a program
-where two would leave SMs idle (``ONE_ITEM``). 2D tiles 16
+of a 3D conv where two would leave SMs idle (``ONE_ITEM``). 2D tiles 16
 channels wide keep every tap's filter tile in registers for all the items
 (``filter_in_registers``) instead of reading it from shared memory each item.
 
@@ -486,11 +486,13 @@ FLAT_ITEMS = (2, 4, 8)
 # Even counts only: items go in pairs, so an odd count idles half its last step.
 FILL_ITEMS = (2, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64)
 FILL_LEVELS = (1, 2, 3, 4, 6)
-# One item a program, offered where two leave SMs idle: twice the programs for half the
-# steps. On the small 3D layers of the issue-6 suite (ResNeXt3D-50 layer2.x-4.0 at batch
-# 1, 32 to 128 programs of two items) the fastest config a layer took 0.86-0.96 of the
-# time of the fastest with two items or more (H200, call 301:
-# validation/results/filter_async_h200/).
+# One item a program, offered to 3D convs where two leave SMs idle: twice the programs, each
+# with fewer steps (4 for 6 at three depth taps: a program's steps go in pairs). On the
+# small 3D layers of the issue-6 suite (ResNeXt3D-50 layer2.x-4.0 at batch 1, 32 to 128
+# programs of two items) the fastest config a layer took 0.86-0.96 of the time of the
+# fastest with two items or more (H200, call 301: validation/results/filter_async_h200/).
+# Not to 2D ones: a program runs two steps either way (the second dead), and on ResNeXt3D-50
+# layer4.1, one depth tap live, it was never faster.
 ONE_ITEM = 1
 
 
@@ -584,6 +586,9 @@ class GroupedFlatFamily(KernelFamily):
             return reason
         items = cfg["ITEMS"]
         if items == ONE_ITEM:
+            if geom.t == 1:
+                return ("ITEMS=1: a program with one depth tap runs two steps either way "
+                        "(items go in pairs)")
             pair = Config(**{**cfg, "ITEMS": FLAT_ITEMS[0]})
             programs = self.pixel_tiles(geom, pair) * self.packs(geom, cfg)
             if programs >= device.sm_count:

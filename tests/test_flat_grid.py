@@ -983,12 +983,14 @@ def test_exact_phase_images():
 
 def test_one_item_a_program_where_two_leave_sms_idle():
     """ITEMS=1 is offered (every tile) exactly where two items a program make fewer
-    programs than SMs (ResNeXt3D-50 layer3.0 at batch 1: 32 packs of two items), never
-    to the dgrad twin."""
+    programs than SMs (ResNeXt3D-50 layer3.0 at batch 1: 32 packs of two items) and a
+    program has depth taps to step through (a 2D one runs two steps either way), never to
+    the dgrad twin."""
     small = G(n=1, c=512, k=512, g=32, d=4, h=14, w=14, t=3, r=3, s=3, stride=(2, 2, 2),
               pad=(1, 1, 1), dims=3)
     big = G(n=32, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
-    for geom, offered in ((small, True), (big, False)):
+    small2d = G(n=1, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1))
+    for geom, offered in ((small, True), (big, False), (small2d, False)):
         cands = FWD.candidates(geom, H100)
         ones = [c for c in cands if c.config["ITEMS"] == 1]
         assert bool(ones) is offered
@@ -999,7 +1001,9 @@ def test_one_item_a_program_where_two_leave_sms_idle():
             assert FWD.pixel_tiles(geom, c.config) == 2 * FWD.pixel_tiles(geom, pair)
     assert all(c["ITEMS"] != 1 for c in FWD.dgrad_configs)
     one = Config(BLOCK_M=64, BLOCK_N=32, ITEMS=1, num_warps=4, num_stages=1, WGMMA=1)
-    assert "already cover" in FWD.config_ok(big, one, H100)
+    assert "one depth tap" in FWD.config_ok(small2d, one, H100)
+    big3d = G(n=8, c=256, k=256, g=32, d=8, h=28, w=28, t=3, r=3, s=3, pad=(1, 1, 1), dims=3)
+    assert "already cover" in FWD.config_ok(big3d, one, H100)
 
 
 def test_tma_rules():

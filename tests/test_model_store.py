@@ -350,6 +350,10 @@ def test_malformed_config_keys_refuse_to_load(copy, keys):
 @pytest.mark.parametrize("record, why", [
     ({"config_keys": ["WARP_SPECIALIZE"]}, "config keys"),
     ({"config_values": {"BLOCK_M": []}}, "config values"),
+    ({"config_values": {"BLOCK_M": [True]}}, "integers"),
+    ({"config_values": {"BLOCK_M": [64.5]}}, "integers"),
+    ({"config_values": {"BLOCK_M": 64}}, "integers"),
+    ({"config_values": {"BLOCK_M": [64]}, "config_keys": ["BLOCK_M", "ITEMS"]}, "differ"),
     ({"config_values": {"WARP_SPECIALIZE": [1]}}, "config keys")])
 def test_write_model_dir_refuses_unknown_config_keys_or_empty_values(trained, tmp_path,
                                                                      record, why):

@@ -65,6 +65,7 @@ def checked_in_workers(check: Callable, tasks: list, jobs: int,
     import torch
 
     checked: dict[tuple, tuple] = {}
+    returned = 0
     with torch.multiprocessing.get_context("spawn").Pool(jobs) as pool:
         results = pool.imap_unordered(check, tasks)
         for _ in tasks:
@@ -73,11 +74,14 @@ def checked_in_workers(check: Callable, tasks: list, jobs: int,
             except (StopIteration, mp.TimeoutError):
                 print(f"no task finished in {timeout_s} s: stopping the checks", flush=True)
                 break
+            returned += 1
             for *key, err, msg in rows:
                 checked[tuple(key)] = (err, msg)
         pool.terminate()
     bad = [(k, v) for k, v in checked.items() if v[0] is None or v[0] >= 5e-2]
-    print(f"checked {len(checked)} launches; {len(bad)} failed or wrong", flush=True)
+    lost = f"; {len(tasks) - returned} of {len(tasks)} tasks never returned" if (
+        returned < len(tasks)) else ""
+    print(f"checked {len(checked)} launches; {len(bad)} failed or wrong{lost}", flush=True)
     for k, v in bad[:20]:
         print("  ", k, v, flush=True)
     return checked

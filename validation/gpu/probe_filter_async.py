@@ -16,11 +16,12 @@ batch 1 runs 32 programs (two items each) on 132 SMs.
 Configs a layer: the shipped model's TOPK best-ranked grouped_flat candidates, call 288's
 fastest (``stage_configs.csv``), the TMA twin of each WGMMA one the family offers, and,
 where two items a program leave fewer programs than SMs, each of those tiles with ITEMS=1
-(not offered by the family: launched directly). Each is launched both ways where
-``filter_async`` holds for it (else once): outputs checked against torch in float32
-(poisoned first), times from ``bench_layers.paired_graph_times`` (CUDA-graph replays, L2
-flushed, each side the lowest of three rounds, interleaved). cuDNN is timed once a layer
-with the same timer. Workers compile and check first (JOBS processes).
+(offered since call 298, to 3D convs; launched directly). Each is launched both ways,
+W_ASYNC off and on (the same kernel twice where ``filter_async`` does not hold for it:
+``derived.py`` leaves those rows out of its W_ASYNC ratios): outputs checked against torch
+in float32 (poisoned first), times from ``bench_layers.paired_graph_times`` (CUDA-graph
+replays, L2 flushed, each side the lowest of three rounds, interleaved). cuDNN is timed once
+a layer with the same timer. Workers compile and check first (JOBS processes).
 """
 
 from __future__ import annotations
