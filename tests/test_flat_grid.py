@@ -1006,6 +1006,18 @@ def test_one_item_a_program_where_two_leave_sms_idle():
     assert "already cover" in FWD.config_ok(big3d, one, H100)
 
 
+def test_items_a_program_is_not_specialised():
+    """ITEMS_PER_PROGRAM stays a run-time integer: specialised at 1 (ITEMS=1), Triton 3.6
+    folded the step loop away and an LLVM assertion failed (call 297); one compile serves
+    every ITEMS of a tile."""
+    from convdispatch.kernels.grouped_flat import grouped_flat_kernel
+
+    assert HAVE_GLUON
+    names = [grouped_flat_kernel.arg_names[a] if isinstance(a, int) else a
+             for a in grouped_flat_kernel.do_not_specialize]
+    assert "ITEMS_PER_PROGRAM" in names
+
+
 def test_tma_rules():
     """TMA configs are the WGMMA ones with their phase images copied as boxes: offered
     where the power-of-two grid is at most TMA_MAX_WIDENING times the flat one, a pack
