@@ -612,6 +612,29 @@ def test_probe_io_checks_times_and_writes(tmp_path, capsys):
     assert path.read_text().splitlines() == ["a,b", "1,2", "3,4"]
 
 
+def test_probe_io_launch_errors_and_tile_groups():
+    """launch_error: a row of the relative error of what the run wrote into a poisoned
+    output (NaN where it wrote nothing), or of its error; tile_groups: candidate ids grouped
+    by every config key but ITEMS (one compile a group)."""
+    import torch
+    from convdispatch.kernels.base import Candidate, Config
+    from convdispatch.validation.probe_io import launch_error, tile_groups
+
+    ref = torch.ones(4)
+    row = launch_error(("p", "c"), lambda y: y.copy_(ref * 1.01), ref, torch.float16)
+    assert row[:2] == ("p", "c") and abs(row[2] - 0.01) < 1e-3 and row[3] == ""
+    assert launch_error(("p",), lambda y: None, ref, torch.float16)[1] == float("inf")
+
+    def broken(_):
+        raise RuntimeError("no kernel")
+
+    assert launch_error(("p",), broken, ref, torch.float16) == ("p", None,
+                                                                "RuntimeError: no kernel")
+    cands = [Candidate("grouped_flat", Config(BLOCK_M=64, ITEMS=i, **extra))
+             for i, extra in ((2, {}), (4, {}), (1, {"TMA": 1}), (2, {"TMA": 1}))]
+    assert tile_groups(cands) == [(cands[0].id, cands[1].id), (cands[2].id, cands[3].id)]
+
+
 def test_checked_in_workers_stops_on_a_task_that_never_returns(capsys):
     """probe_io.checked_in_workers: the rows of the tasks that return, keyed by their
     leading fields; a task whose worker hangs (or aborts) leaves its configs unchecked

@@ -79,6 +79,13 @@ def suite_layers(name: str, dtype: str, kind: str) -> list[Problem]:
     return [p for p in suite_problems(name, dtype) if category(p) == kind]
 
 
+def layer_tensors(geom, seed: int):
+    """A layer's random inputs on the GPU (``make_tensors``) and torch's output of them in
+    float32 (``reference``): x, w, b, ref."""
+    x, w, b = make_tensors(geom, "cuda", seed=seed)
+    return x, w, b, reference(geom, x, w, b)
+
+
 def torch_conv(geom):
     """torch's conv function of ``geom``'s rank (F.conv2d or F.conv3d)."""
     return F.conv2d if geom.dims == 2 else F.conv3d
@@ -164,11 +171,10 @@ def run(problems: list[Problem], topk: int, rep_ms: int, log) -> list[dict]:
 def measure(i: int, p: Problem, spec, topk: int, rep_ms: int, log) -> dict:
     """Check and time one layer: the dispatcher's call, its chosen kernel, top-k, cuDNN."""
     g = p.geom
-    x, w, b = make_tensors(g, "cuda", seed=i)
+    x, w, b, ref = layer_tensors(g, i)
     kw = conv_args(g)
     tconv = torch_conv(g)
     ours = conv2d if g.dims == 2 else conv3d
-    ref = reference(g, x, w, b)
     t0 = time.perf_counter()
     dec = decide(g, spec)
     decide_ms = (time.perf_counter() - t0) * 1e3

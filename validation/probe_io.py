@@ -52,6 +52,34 @@ def stream_rows(path: str | Path, batches: Iterable[list[dict]]) -> None:
             f.flush()
 
 
+def launch_error(key: tuple, run: Callable, ref, dtype) -> tuple:
+    """``key`` + (relative error by norm against ``ref`` of what ``run(out)`` wrote into an
+    output of ``dtype`` poisoned with NaN first, ""), or + (None, the error) where it raised:
+    a row of ``checked_in_workers``' ``check``."""
+    import torch
+
+    from .bench_layers import rel_err
+
+    y = torch.full_like(ref, float("nan"), dtype=dtype)
+    try:
+        run(y)
+        if y.is_cuda:
+            torch.cuda.synchronize()
+        return (*key, rel_err(y, ref), "")
+    except Exception as e:  # noqa: BLE001 - recorded in the row
+        return (*key, None, f"{type(e).__name__}: {str(e)[:300]}")
+
+
+def tile_groups(candidates) -> list[tuple[str, ...]]:
+    """The ids of ``candidates`` grouped by tile: every config key but ITEMS, a run-time
+    argument, so that one compile (a task of ``checked_in_workers``) serves a group."""
+    tiles: dict[tuple, list[str]] = {}
+    for c in candidates:
+        tiles.setdefault(tuple(sorted((k, v) for k, v in c.config.items() if k != "ITEMS")),
+                         []).append(c.id)
+    return [tuple(ids) for ids in tiles.values()]
+
+
 def checked_in_workers(check: Callable, tasks: list, jobs: int,
                        timeout_s: float = 120) -> dict[tuple, tuple]:
     """Run ``check`` (a module-level function: compile, launch and check a task's configs,

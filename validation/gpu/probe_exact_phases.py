@@ -32,14 +32,17 @@ from convdispatch.kernels.flat_grid import flat_consts
 from convdispatch.validation.bench_layers import (
     bench_graph,
     conv_args,
-    make_tensors,
+    layer_tensors,
     paired_graph_times,
-    reference,
-    rel_err,
     suite_layers,
     torch_conv,
 )
-from convdispatch.validation.probe_io import checked_in_workers, stream_rows
+from convdispatch.validation.probe_io import (
+    checked_in_workers,
+    launch_error,
+    stream_rows,
+    tile_groups,
+)
 
 REP_MS = 5
 _FLAT_ITEM = grouped_flat.flat_item
@@ -66,36 +69,26 @@ def configs(p) -> list:
             if c.config.get("WGMMA") or c.config["BLOCK_N"] == 16]
 
 
-def _tensors(i: int, p):
-    g = p.geom
-    x, w, b = make_tensors(g, "cuda", seed=i)
-    return x, w, b, reference(g, x, w, b)
-
-
 def check(task: tuple) -> list[tuple]:
     """Worker: compile and check layer ``task[1]``'s configs task[2:] both ways:
     (layer, config id, exact, rel err or None, error)."""
     dtype, i, ids = task
     p = layers(dtype)[i]
-    x, w, b, ref = _tensors(i, p)
+    x, w, b, ref = layer_tensors(p.geom, i)
     out = []
     for cand in (c for c in configs(p) if c.id in ids):
         for exact in (False, True):
             set_exact(exact)
-            y = torch.full_like(ref, float("nan"), dtype=x.dtype)
-            try:
-                run_candidate(cand, x, w, b, p.geom, out=y)
-                torch.cuda.synchronize()
-                out.append((i, cand.id, exact, rel_err(y, ref), ""))
-            except Exception as e:  # noqa: BLE001 - recorded in the row
-                out.append((i, cand.id, exact, None, f"{type(e).__name__}: {str(e)[:300]}"))
+            out.append(launch_error((i, cand.id, exact),
+                                    lambda y, c=cand: run_candidate(c, x, w, b, p.geom, out=y),
+                                    ref, x.dtype))
     set_exact(False)
     return out
 
 
 def layer_rows(i: int, p, checked: dict) -> list[dict]:
     g = p.geom
-    x, w, b, ref = _tensors(i, p)
+    x, w, b, ref = layer_tensors(p.geom, i)
     cudnn_ms = bench_graph(lambda: torch_conv(g)(x, w, b, **conv_args(g)), REP_MS)
     buf = torch.empty_like(ref, dtype=x.dtype)
     rows = []
@@ -133,12 +126,7 @@ def main() -> None:
     todo = layers(dtype)
     tasks = []
     for i, p in enumerate(todo):
-        # a task a tile (its ITEMS are a run-time argument: one compile serves most)
-        tiles: dict[tuple, list[str]] = {}
-        for c in configs(p):
-            tile = tuple(v for k, v in sorted(c.config.items()) if k != "ITEMS")
-            tiles.setdefault(tile, []).append(c.id)
-        tasks += [(dtype, i, tuple(ids)) for ids in tiles.values()]
+        tasks += [(dtype, i, ids) for ids in tile_groups(configs(p))]
     checked = checked_in_workers(check, tasks, jobs)
     stream_rows(out, (layer_rows(i, p, checked) for i, p in enumerate(todo)))
 

@@ -40,14 +40,17 @@ from convdispatch.kernels.device import spec_of
 from convdispatch.validation.bench_layers import (
     bench_graph,
     conv_args,
-    make_tensors,
+    layer_tensors,
     paired_graph_times,
-    reference,
-    rel_err,
     suite_layers,
     torch_conv,
 )
-from convdispatch.validation.probe_io import checked_in_workers, stream_rows
+from convdispatch.validation.probe_io import (
+    checked_in_workers,
+    launch_error,
+    stream_rows,
+    tile_groups,
+)
 
 REP_MS = 5
 # W_ASYNC off and on (paired), or on only (TOPK 0: every config, the fastest a layer)
@@ -101,12 +104,6 @@ def configs(p, topk: int) -> list[tuple[Candidate, str]]:
     return list(out.values())
 
 
-def _tensors(i: int, p):
-    g = p.geom
-    x, w, b = make_tensors(g, "cuda", seed=i)
-    return x, w, b, reference(g, x, w, b)
-
-
 def _run(cand: Candidate, x, w, b, p, out) -> None:
     launch(cand, x, w, b, p.geom, out)
 
@@ -116,25 +113,20 @@ def check(task: tuple) -> list[tuple]:
     (layer, config id, async, rel err or None, error)."""
     dtype, i, topk, ids = task
     p = layers(dtype)[i]
-    x, w, b, ref = _tensors(i, p)
+    x, w, b, ref = layer_tensors(p.geom, i)
     out = []
     for cand, _ in (c for c in configs(p, topk) if c[0].id in ids):
         for on in WAYS[topk == 0]:
             set_async(on)
-            y = torch.full_like(ref, float("nan"), dtype=x.dtype)
-            try:
-                _run(cand, x, w, b, p, y)
-                torch.cuda.synchronize()
-                out.append((i, cand.id, on, rel_err(y, ref), ""))
-            except Exception as e:  # noqa: BLE001 - recorded in the row
-                out.append((i, cand.id, on, None, f"{type(e).__name__}: {str(e)[:300]}"))
+            out.append(launch_error((i, cand.id, on),
+                                    lambda y, c=cand: _run(c, x, w, b, p, y), ref, x.dtype))
     set_async(True)
     return out
 
 
 def layer_rows(i: int, p, topk: int, checked: dict) -> list[dict]:
     g = p.geom
-    x, w, b, ref = _tensors(i, p)
+    x, w, b, ref = layer_tensors(p.geom, i)
     cudnn_ms = bench_graph(lambda: torch_conv(g)(x, w, b, **conv_args(g)), REP_MS)
     buf = torch.empty_like(ref, dtype=x.dtype)
     rows = []
@@ -180,13 +172,8 @@ def main() -> None:
     mine = [i for i in range(len(todo)) if i % shards == shard]
     tasks = []
     for i in mine:
-        p = todo[i]
-        # a task a tile (ITEMS is a run-time argument: one compile serves them)
-        tiles: dict[tuple, list[str]] = {}
-        for c, _ in configs(p, topk):
-            tile = tuple(v for k, v in sorted(c.config.items()) if k != "ITEMS")
-            tiles.setdefault(tile, []).append(c.id)
-        tasks += [(dtype, i, topk, tuple(ids)) for ids in tiles.values()]
+        tasks += [(dtype, i, topk, ids)
+                  for ids in tile_groups(c for c, _ in configs(todo[i], topk))]
     print(f"{len(tasks)} compile tasks", flush=True)
     checked = checked_in_workers(check, tasks, jobs)
     stream_rows(out, (layer_rows(i, todo[i], topk, checked) for i in mine))

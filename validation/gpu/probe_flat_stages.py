@@ -34,8 +34,7 @@ from convdispatch.dispatcher.registry import parse_candidate
 from convdispatch.kernels import grouped_flat
 from convdispatch.validation.bench_layers import (
     bench_graph,
-    make_tensors,
-    reference,
+    layer_tensors,
     rel_err,
     suite_layers,
 )
@@ -91,8 +90,7 @@ def main() -> None:
     def layer(pid: str, cid: str) -> list[dict]:
         i, p = problems[pid]
         g = p.geom
-        x, w, b = make_tensors(g, "cuda", seed=i)
-        ref = reference(g, x, w, b)
+        x, w, b, ref = layer_tensors(g, i)
         cand = parse_candidate(cid)
         buf = torch.full_like(ref, float("nan"), dtype=x.dtype)
         row = dict(problem_id=pid, config=cid, min_bytes=g.min_bytes, flops=g.flops,
