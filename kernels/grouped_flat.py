@@ -47,7 +47,9 @@ In 3D an item is ROWS output rows of one output depth slice, and a program steps
 its depth taps: each step copies the input slice that depth tap reads (zeros where that
 is padding: ``flat_grid.depth_slice``) and adds that plane's taps to the item's
 accumulator, the epilogue running after the last. Every tap's tile (27 for 3x3x3) stays
-in shared memory; the steps, not the items, alternate buffers.
+in shared memory; the steps, not the items, cycle through the buffers: two, a step's
+copies issued as the step before it starts, or, for one item a program of a WGMMA tile, a
+buffer a depth tap, every step's copies in flight at once (``input_buffers``).
 
 As in ``grouped_packed``, the zeros of the block-diagonal tile are multiplied: an Inf
 or NaN in one group's input turns the same pixel's outputs of the pack's other groups
@@ -339,7 +341,7 @@ if HAVE_GLUON:
         HAS_RES: gl.constexpr, TRANSPOSED: gl.constexpr, B_REGS: gl.constexpr = False,
         REUSE: gl.constexpr = False, W_VEC: gl.constexpr = 1, WGMMA: gl.constexpr = False,
         TMA: gl.constexpr = False, RA: gl.constexpr = 0, RB: gl.constexpr = 0,
-        OFF: gl.constexpr = (), W_ASYNC: gl.constexpr = False,
+        OFF: gl.constexpr = (), W_ASYNC: gl.constexpr = False, BUFS: gl.constexpr = 2,
     ):
         NW: gl.constexpr = gl.num_warps()
         LX: gl.constexpr = copy_layout(BLOCK, NW)
@@ -362,7 +364,8 @@ if HAVE_GLUON:
         end = gl.minimum(first + ITEMS_PER_PROGRAM, ITEMS)
         # Phase images (flat_grid.row_layout), read and written through views of 16-byte
         # units, so that a view starts on any row.
-        XR: gl.constexpr = 2 * NPH * XP
+        # BUFS buffers: a step's copies are issued BUFS - 1 steps ahead (``input_buffers``).
+        XR: gl.constexpr = BUFS * NPH * XP
         x_units = unit_rows(x_ptr.dtype.element_ty, XR, BLOCK, WGMMA)
         XT: gl.constexpr = row_layout(P, BLOCK, XR, WGMMA)
         # Every tap's filter tile, rows = output channels of the pack.
@@ -373,8 +376,8 @@ if HAVE_GLUON:
         cok = gl.expand_dims(ch < GPT * CG, 0) & (c_glob < C)
         if TMA:
             # (TMA: one mbarrier a buffer, its copies' completion.)
-            bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-            for i in gl.static_range(2):
+            bars = gl.allocate_shared_memory(gl.int64, [BUFS, 1], mbarrier.MBarrierLayout())
+            for i in gl.static_range(BUFS):
                 mbarrier.init(bars.index(i), count=1)
             _tma_issue(first, 0, ITEMS, da0, db0, da1, db1, da2, db2, da3, db3, x_units,
                        bars.index(0), pack, TILES_H, OD, pdd, 0, NPH, STD, DLD, ROWS, RA, RB,
@@ -397,6 +400,16 @@ if HAVE_GLUON:
                          W_ASYNC)
         if W_ASYNC:
             cp.commit_group()
+        for s in gl.static_range(1, BUFS - 1):
+            # (The further steps a deeper pipeline has in flight before the loop.)
+            if TMA:
+                _tma_issue(first + s // T, s % T, ITEMS, da0, db0, da1, db1, da2, db2, da3,
+                           db3, x_units, bars.index(s), pack, TILES_H, OD, pdd, s, NPH, STD,
+                           DLD, ROWS, RA, RB, WP, XP, BLOCK, OFF)
+            else:
+                _issue(first + s // T, end, s % T, x_units, x_ptr, c_glob, cok, D, H, W, OD,
+                       pdd, pdh, pdw, TILES_H, sxn, sxd, sxh, sxw, s, ROWS, WP, XP, XNEED,
+                       XCOPY, NPH, DEPTH, STD, DLD, STH, STW, LX, WGMMA)
         if B_REGS:
             # Loaded once a program, not once an item: the shared-memory reads of the
             # filter tiles were a fifth to a third of an item's (2 warps reading each).
@@ -409,28 +422,30 @@ if HAVE_GLUON:
         SPAN: gl.constexpr = P // NW if REUSE else 16
         RUNS: gl.constexpr = SPAN // 16 if REUSE else 1
         M: gl.constexpr = 16 * NW if REUSE else P
-        # A step is one depth tap of an item (T of them an item, summed in ``acc``); two
+        # A step is one depth tap of an item (T of them an item, summed in ``acc``); BUFS
         # steps an iteration, one a buffer, so every shared-memory offset is constant.
         acc = _zero_runs(M, BLOCK, RUNS, MMA)
-        for it in range(0, ITEMS_PER_PROGRAM * T, 2):
-            for buf in gl.static_range(2):
+        for it in range(0, ITEMS_PER_PROGRAM * T, BUFS):
+            for buf in gl.static_range(BUFS):
                 item = first + (it + buf) // T
                 td = (it + buf) % T if T > 1 else 0
+                # The copies of the step BUFS - 1 ahead, into the buffer the last step read.
+                ahead = it + buf + BUFS - 1
                 if TMA:
-                    _tma_issue(first + (it + buf + 1) // T, (it + buf + 1) % T, ITEMS, da0,
-                               db0, da1, db1, da2, db2, da3, db3, x_units,
-                               bars.index(1 - buf), pack, TILES_H, OD, pdd, 1 - buf, NPH,
-                               STD, DLD, ROWS, RA, RB, WP, XP, BLOCK, OFF)
+                    _tma_issue(first + ahead // T, ahead % T, ITEMS, da0, db0, da1, db1, da2,
+                               db2, da3, db3, x_units, bars.index((buf + BUFS - 1) % BUFS),
+                               pack, TILES_H, OD, pdd, (buf + BUFS - 1) % BUFS, NPH, STD, DLD,
+                               ROWS, RA, RB, WP, XP, BLOCK, OFF)
                     # (Each buffer completes once an iteration.)
-                    mbarrier.wait(bars.index(buf), (it // 2) & 1)
+                    mbarrier.wait(bars.index(buf), (it // BUFS) & 1)
                     if W_ASYNC:
                         cp.wait_group(0)
                 else:
-                    _issue(first + (it + buf + 1) // T, end, (it + buf + 1) % T, x_units,
-                           x_ptr, c_glob, cok, D, H, W, OD, pdd, pdh, pdw, TILES_H, sxn, sxd,
-                           sxh, sxw, 1 - buf, ROWS, WP, XP, XNEED, XCOPY, NPH, DEPTH, STD,
-                           DLD, STH, STW, LX, WGMMA)
-                    cp.wait_group(1)
+                    _issue(first + ahead // T, end, ahead % T, x_units, x_ptr, c_glob, cok, D,
+                           H, W, OD, pdd, pdh, pdw, TILES_H, sxn, sxd, sxh, sxw,
+                           (buf + BUFS - 1) % BUFS, ROWS, WP, XP, XNEED, XCOPY, NPH, DEPTH,
+                           STD, DLD, STH, STW, LX, WGMMA)
+                    cp.wait_group(BUFS - 1)
                 if WGMMA:
                     # The copies (and the filter tiles' stores) are read by the async proxy.
                     fence_async_shared()
@@ -458,10 +473,12 @@ if HAVE_GLUON:
                                   ACT, HAS_BIAS, HAS_RES, MMA, LX)
                     acc = _zero_runs(M, BLOCK, RUNS, MMA)
         if TMA:
-            # The copies issued past the last step (into buffer 0) land before the end.
-            # (Buffer 0 takes one copy more than the loop's iterations, ceil(ITEMS * T / 2):
-            # its last completion's parity is theirs.)
-            mbarrier.wait(bars.index(0), ((ITEMS_PER_PROGRAM * T + 1) // 2) & 1)
+            # The copies issued past the last step (into buffers 0 .. BUFS - 2) land before
+            # the end. (Each of those buffers takes one copy more than the loop's
+            # iterations, ceil(ITEMS * T / BUFS): its last completion's parity is theirs.)
+            for b in gl.static_range(BUFS - 1):
+                mbarrier.wait(bars.index(b),
+                              ((ITEMS_PER_PROGRAM * T + BUFS - 1) // BUFS) & 1)
         else:
             cp.wait_group(0)
 
@@ -543,7 +560,8 @@ class GroupedFlatFamily(KernelFamily):
     def smem_bytes(self, geom, cfg: Config) -> int:
         c = flat_item(geom, cfg)
         bn = cfg["BLOCK_N"]
-        return (2 * c["NPH"] * c["XP"] + geom.t * geom.r * geom.s * bn) * bn * geom.elem_bytes
+        return ((input_buffers(geom, cfg) * c["NPH"] * c["XP"] + geom.t * geom.r * geom.s * bn)
+                * bn * geom.elem_bytes)
 
     def schedule(self, geom, cfg: Config) -> str | None:
         """The row-reuse note where ``row_reuse`` holds (the one schedule this family's
@@ -641,6 +659,7 @@ class GroupedFlatFamily(KernelFamily):
             REUSE=reuse, W_VEC=w_vec, WGMMA=bool(cfg.get("WGMMA")),
             TMA=with_tma, OFF=offs,
             W_ASYNC=filter_async(g, cfg, call.transposed_w, w_vec, w.data_ptr()),
+            BUFS=input_buffers(g, cfg),
             num_warps=cfg["num_warps"], **{"RA": 0, "RB": 0, **c})
 
 
@@ -693,6 +712,33 @@ def filter_regs(geom, cfg: Config, transposed: bool) -> bool:
             and not cfg.get("WGMMA"))
 
 
+def input_buffers(geom, cfg: Config) -> int:
+    """BUFS of ``cfg``'s launch on ``geom`` (its live depth taps): the input buffers a
+    program cycles through, a step's copies issued BUFS - 1 steps ahead. Two, but a buffer
+    a depth tap for one item a program of a WGMMA tile: every step's copies in flight at
+    once."""
+    # Each step of two buffers waited out most of a round trip to memory (the next step's
+    # copies issued as a step starts). ResNeXt3D-50 layer2.x-3.x at batch 1 and layer3.1
+    # at batch 8, one item a program, three buffers: 1.07x a config (1.01-1.12), every one of
+    # 22 in float16 and bfloat16 (H200, call 304: validation/results/flat_buffers_h200/). Not
+    # with more items a program: there the deeper pipeline lost as often as it won on 3D
+    # layers (0.75-1.07x) and lost on 2D ones (0.49-1.01x; the loop, unrolled a buffer a
+    # step, spills at 4 warps: ptxas, ResNeXt-50 layer2.0's 128 x 32 tile, 248 registers and
+    # no spills at two buffers, 255 and 180 bytes at three); 8-warp tiles, which do not
+    # spill, with no dead steps, 0.93-1.06x a layer's geomean (call 306).
+    if cfg["ITEMS"] == ONE_ITEM and cfg.get("WGMMA"):
+        return max(2, geom.t)
+    return 2
+
+
+def exact_phases(geom, cfg: Config) -> bool:
+    """Whether ``cfg``'s phase images on ``geom`` are held at their copied length
+    (``flat_consts``' ``exact``) rather than a power of two of rows: with more than two
+    buffers (swizzled rows, whose layout does not depend on the buffers' total rows), as
+    measured."""
+    return input_buffers(geom, cfg) > 2
+
+
 def filter_async(geom, cfg: Config, transposed: bool, w_vec: int, w_address: int) -> bool:
     """W_ASYNC of ``cfg``'s launch: the filter tiles copied with cp.async, every plane in
     flight at once (a 3D filter's planes were a round trip each), where every copy is 16
@@ -743,4 +789,4 @@ def flat_item(geom, cfg: Config) -> dict:
     ``row_reuse``: the same ROWS, so the rules that read the unrounded grid, such as
     ``item_rejects``, hold for it too)."""
     return flat_consts(geom, cfg["BLOCK_M"], reuse=row_reuse(geom, cfg),
-                       tma=bool(cfg.get("TMA")))
+                       exact=exact_phases(geom, cfg), tma=bool(cfg.get("TMA")))

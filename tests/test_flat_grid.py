@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 from convdispatch.kernels.base import Candidate, Config
+from convdispatch.kernels.dead_taps import trim_dead_taps
 from convdispatch.kernels.device import INTERPRETER, KNOWN
 from convdispatch.kernels.flat_grid import (
     copy_runs,
@@ -23,9 +24,11 @@ from convdispatch.kernels.flat_grid import (
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.kernels.grouped_flat import (
     GroupedFlatFamily,
+    exact_phases,
     filter_async,
     filter_regs,
     flat_item,
+    input_buffers,
     row_reuse,
 )
 from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
@@ -65,9 +68,10 @@ def ptx_sm90(geom: ConvGeometry, cfg: Config) -> tuple[str, int]:
 
 
 def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
-                     transposed: bool) -> tuple[str, int]:
+                     transposed: bool, bufs: int | None = None) -> tuple[str, int]:
     """grouped_flat's PTX for ``cfg`` on ``geom`` (with bias, residual and SiLU fused, or
-    none; reading the filter transposed, as its dgrad twin does) and its shared memory."""
+    none; reading the filter transposed, as its dgrad twin does; ``bufs`` input buffers,
+    else ``input_buffers``') and its shared memory."""
     from convdispatch.kernels.grouped_flat import grouped_flat_kernel as k
 
     el = {"float16": "*fp16", "bfloat16": "*bf16"}[geom.dtype]
@@ -97,6 +101,7 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
                 B_REGS=filter_regs(geom, cfg, transposed),
                 REUSE=row_reuse(geom, cfg), WGMMA=bool(cfg.get("WGMMA")),
                 W_VEC=w_vec, W_ASYNC=filter_async(geom, cfg, transposed, w_vec, 0),
+                BUFS=bufs or input_buffers(geom, cfg),
                 # channels_last: Triton makes an integer argument of 1 a constant
                 syc=1, src=1, **({} if transposed else {"swc": 1}), **item, **tma)
     aligned = (*pointers, "syn", "syd", "syh", "syw", "sxn", "sxd", "sxh", "sxw", "srn",
@@ -123,7 +128,8 @@ case = int(sys.argv[2])
 if sys.argv[4] == "wgrad":
     ptx, shared = T.ptx_sm90(*T.COMPILE_CASES[case])
 else:
-    cases = {"wgmma": T.WGMMA_CASES, "tma": T.TMA_CASES}.get(sys.argv[4], T.FORWARD_CASES)
+    cases = {"wgmma": T.WGMMA_CASES, "tma": T.TMA_CASES,
+             "deep": T.DEEP_CASES}.get(sys.argv[4], T.FORWARD_CASES)
     ptx, shared = T.forward_ptx_sm90(*cases[case])
 open(sys.argv[3], "w").write(ptx)
 print(shared)
@@ -444,6 +450,97 @@ def test_forward_tma_compiles_for_sm90(case, tmp_path):
     ttgir = (tmp_path / "kernel.ptx.ttgir").read_text()
     assert f"swizzlingByteWidth = {2 * bn}" in ttgir
     assert_sixteen_byte_stores(ptx)
+
+
+# Deeper input pipelines (BUFS buffers, a step's copies issued BUFS - 1 steps ahead), as
+# ``input_buffers`` gives them (one item a program of a 3D WGMMA tile: a buffer a depth
+# tap): ResNeXt3D-50 layer3.0 at batch 1 (stride 2) with the epilogue; layer2.1 (stride 1,
+# 32 wide, bfloat16); by TMA, layer3.0. And the kernel's general form, which call 304
+# measured and no rule takes (None: four buffers): ResNeXt-50 layer4.1, four items.
+DEEP_CASES = [
+    (G(n=1, c=512, k=512, g=32, d=4, h=14, w=14, t=3, r=3, s=3, stride=(2, 2, 2),
+       pad=(1, 1, 1), dims=3),
+     Config(BLOCK_M=64, BLOCK_N=16, ITEMS=1, num_warps=4, num_stages=1, WGMMA=1),
+     True, False),
+    (G(n=1, c=256, k=256, g=32, d=4, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1), dims=3,
+       dtype="bfloat16"),
+     Config(BLOCK_M=128, BLOCK_N=32, ITEMS=1, num_warps=4, num_stages=1, WGMMA=1),
+     False, False),
+    (G(n=1, c=512, k=512, g=32, d=4, h=14, w=14, t=3, r=3, s=3, stride=(2, 2, 2),
+       pad=(1, 1, 1), dims=3),
+     Config(BLOCK_M=64, BLOCK_N=16, ITEMS=1, num_warps=4, num_stages=1, WGMMA=1, TMA=1),
+     False, False),
+    (G(n=2, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+     Config(BLOCK_M=64, BLOCK_N=32, ITEMS=4, num_warps=4, num_stages=1, WGMMA=1),
+     False, False, 4),
+]
+
+
+@pytest.mark.parametrize("case", range(len(DEEP_CASES)),
+                         ids=["3d-s2", "3d-wide-bf16", "3d-tma", "2d-four"])
+def test_forward_deep_buffers_compile_for_sm90(case, tmp_path):
+    """BUFS buffers: the loop's BUFS steps each issue the copies of the step BUFS - 1 ahead
+    and wait for their own (cp.async: ``wait_group BUFS - 1``, BUFS - 2 steps' copies and
+    the filter's issued before the loop; TMA: BUFS mbarriers, BUFS - 1 boxes' sets issued
+    before the loop, BUFS - 1 waited for after it); every step's taps as warpgroup mmas;
+    shared memory as the rule counts it (BUFS buffers' phase images)."""
+    geom, cfg, *_ = DEEP_CASES[case]
+    bufs = (DEEP_CASES[case][4:] or (input_buffers(geom, cfg),))[0]
+    assert bufs > 2 and FWD.runnable(geom, cfg, H100) is None
+    ptx, shared = compile_sm90("deep", case, tmp_path)
+    c = flat_item(geom, cfg)
+    bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
+    taps = geom.t * geom.r * geom.s
+    assert (bufs * c["NPH"] * c["XP"] + taps * bn) * bn * geom.elem_bytes <= shared
+    assert shared <= H100.smem_bytes
+    if len(DEEP_CASES[case]) == 4:  # as the family launches it, and counts it
+        assert FWD.smem_bytes(geom, cfg) <= shared
+    filter_copies = taps * max(1, bn * bn // 8 // (32 * nw))
+    copy = r"cp\.async\.c[ag]\.shared\.global"
+    if cfg.get("TMA"):
+        boxes = c["NPH"] * (1 + (c["RB"] > 0))
+        # before the loop: the first step's and BUFS - 2 more; one a step in it
+        assert len(re.findall(r"cp\.async\.bulk\.tensor\.5d", ptx)) == (2 * bufs - 1) * boxes
+        assert len(re.findall(r"mbarrier\.init", ptx)) == bufs
+        assert len(re.findall(copy, ptx)) == filter_copies
+    else:
+        assert len(re.findall(rf"cp\.async\.wait_group\s+{bufs - 1};", ptx)) == bufs
+        assert not re.search(rf"cp\.async\.wait_group\s+{bufs - 2};", ptx)
+        # before the first wait: the first step's, the filter's, BUFS - 2 more steps' and
+        # the loop's first step's; after it, the loop's other BUFS - 1 steps' issues
+        first = ptx.index("cp.async.wait_group")
+        before, total = len(re.findall(copy, ptx[:first])), len(re.findall(copy, ptx))
+        per_step = (total - before) // (bufs - 1)
+        assert per_step and before - bufs * per_step == filter_copies
+    per_tap = cfg["BLOCK_M"] // (64 * (nw // 4)) * (bn // 16)
+    wgmma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16", ptx)
+    assert len(wgmma) == bufs * geom.r * geom.s * per_tap
+    assert_sixteen_byte_copies(ptx)
+
+
+def test_input_buffers_rule():
+    """A buffer a depth tap for one item a program of a WGMMA tile (3 where three depth taps
+    are live; the phase images then at their copied length, which the shared memory
+    counts), TMA or not; two for more items, for mma.sync tiles and for two live taps."""
+    geom = DEEP_CASES[0][0]
+    one = DEEP_CASES[0][1]
+    assert input_buffers(geom, one) == 3 and exact_phases(geom, one)
+    assert input_buffers(geom, Config(**{**one, "TMA": 1})) == 3
+    c = flat_item(geom, one)
+    assert c["XP"] == c["XCOPY"] and c["NPH"] == 4
+    taps = geom.t * geom.r * geom.s
+    assert FWD.smem_bytes(geom, one) == (3 * c["NPH"] * c["XP"] + taps * 16) * 16 * 2
+    for other in (Config(**{**one, "ITEMS": 2}),
+                  Config(**{k: v for k, v in one.items() if k != "WGMMA"})):
+        assert input_buffers(geom, other) == 2 and not exact_phases(geom, other)
+        assert flat_item(geom, other)["XP"] & (flat_item(geom, other)["XP"] - 1) == 0
+    # ResNeXt3D-50 layer4.0 at batch 1: two of its three depth taps live
+    two_taps = trim_dead_taps(G(n=1, c=1024, k=1024, g=32, d=2, h=7, w=7, t=3, r=3, s=3,
+                                stride=(2, 2, 2), pad=(1, 1, 1), dims=3))
+    assert two_taps.t == 2 and input_buffers(two_taps, Config(**{**one, "BLOCK_N": 32})) == 2
+    # offered: some of the family's candidates for the 3D layer take three buffers
+    deep = [c for c in FWD.candidates(geom, H100) if input_buffers(geom, c.config) == 3]
+    assert deep and all(c.config["ITEMS"] == 1 and c.config.get("WGMMA") for c in deep)
 
 
 def _flat_wgrad(geom: ConvGeometry, positions: int, x: torch.Tensor,

@@ -638,16 +638,20 @@ def test_probe_io_launch_errors_and_tile_groups():
 def test_checked_in_workers_stops_on_a_task_that_never_returns(capsys):
     """probe_io.checked_in_workers: the rows of the tasks that return, keyed by their
     leading fields; a task whose worker hangs (or aborts) leaves its configs unchecked
-    instead of blocking the probe."""
+    instead of blocking the probe, and so does one that raises (StopIteration too, which
+    once passed for the end of the tasks), without stopping the others."""
     from convdispatch.validation.probe_io import checked_in_workers
     from probe_worker import check  # (a light module: the workers import it)
 
-    tasks = [("a", 0), ("wrong", 0), ("hung", 600), ("b", 0)]
+    tasks = [("stop", 0), ("a", 0), ("raise", 0), ("wrong", 0), ("hung", 600), ("b", 0)]
     checked = checked_in_workers(check, tasks, jobs=2, timeout_s=20)
     assert checked == {("a", 0): (1e-4, ""), ("wrong", 0): (0.5, ""), ("b", 0): (1e-4, "")}
     out = capsys.readouterr().out
     assert "no task finished in 20 s" in out
-    assert "3 launches; 1 failed or wrong; 1 of 4 tasks never returned" in out
+    assert "a task raised ValueError: no such config" in out
+    assert "a task raised StopIteration" in out
+    assert ("3 launches; 1 failed or wrong; 1 of 6 tasks never returned; 2 of 6 tasks "
+            "raised") in out
 
 
 def test_probe_io_fastest_tiles(tmp_path):

@@ -85,30 +85,37 @@ def checked_in_workers(check: Callable, tasks: list, jobs: int,
     """Run ``check`` (a module-level function: compile, launch and check a task's configs,
     returning rows (key..., relative error or None, message)) over ``tasks`` in ``jobs``
     spawned processes, so that the timing process finds every kernel in Triton's cache.
-    Returns {key: (error, message)}; prints how many failed. A worker that aborts (a
-    compiler assertion) or hangs (a kernel that never ends) never returns its task: once
-    no task finishes in ``timeout_s`` the rest are left unchecked."""
+    Returns {key: (error, message)}; prints how many failed. A task that raises is printed
+    and left unchecked; a worker that aborts (a compiler assertion) or hangs (a kernel that
+    never ends) never returns its task: once no task finishes in ``timeout_s`` the rest are
+    left unchecked."""
     import multiprocessing as mp
 
     import torch
 
     checked: dict[tuple, tuple] = {}
-    returned = 0
+    returned = raised = 0
     with torch.multiprocessing.get_context("spawn").Pool(jobs) as pool:
         results = pool.imap_unordered(check, tasks)
         for _ in tasks:
             try:
                 rows = results.next(timeout=timeout_s)
-            except (StopIteration, mp.TimeoutError):
+            except mp.TimeoutError:
                 print(f"no task finished in {timeout_s} s: stopping the checks", flush=True)
                 break
+            except Exception as e:  # noqa: BLE001 - a task that raised: its rows are lost
+                # (StopIteration too: the pool re-raises the task's own exception here.)
+                print(f"a task raised {type(e).__name__}: {str(e)[:300]}", flush=True)
+                raised += 1
+                continue
             returned += 1
             for *key, err, msg in rows:
                 checked[tuple(key)] = (err, msg)
         pool.terminate()
     bad = [(k, v) for k, v in checked.items() if v[0] is None or v[0] >= 5e-2]
-    lost = f"; {len(tasks) - returned} of {len(tasks)} tasks never returned" if (
-        returned < len(tasks)) else ""
+    lost = f"; {len(tasks) - returned - raised} of {len(tasks)} tasks never returned" if (
+        returned + raised < len(tasks)) else ""
+    lost += f"; {raised} of {len(tasks)} tasks raised" if raised else ""
     print(f"checked {len(checked)} launches; {len(bad)} failed or wrong{lost}", flush=True)
     for k, v in bad[:20]:
         print("  ", k, v, flush=True)

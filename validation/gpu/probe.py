@@ -91,6 +91,12 @@ TARGETS = {
                               "num_stages=1;num_warps=4"),
     "grp3_flat_wgmma": (GRP3, "grouped_flat:BLOCK_M=64;BLOCK_N=32;ITEMS=8;WGMMA=1;"
                               "num_stages=1;num_warps=4"),
+    # Each layer's fastest config on an H200 (call 302; TMA boxes): ResNeXt-50 layer1.0 and
+    # layer2.0 at batch 32 (forty-eighth session).
+    "grp_flat_tma": (GRP, "grouped_flat:BLOCK_M=128;BLOCK_N=32;ITEMS=14;TMA=1;WGMMA=1;"
+                          "num_stages=1;num_warps=4"),
+    "grp2_flat_tma": (GRP2, "grouped_flat:BLOCK_M=64;BLOCK_N=32;ITEMS=14;TMA=1;WGMMA=1;"
+                            "num_stages=1;num_warps=4"),
 }
 
 

@@ -1,0 +1,210 @@
+"""grouped_flat with deeper input pipelines, and the phase images at their copied length, on
+the issue-6 suite's grouped layers (device call 304).
+
+A grouped_flat program issues a step's copies one step ahead (two buffers), so on the small
+layers each of its few steps waits out most of a round trip to memory (call 289: without
+copies or mmas the small layers take 6-8.6 us of their 7-12; ResNeXt3D-50 layer3.x at batch
+1, one item a program, three steps: 7.4-8.0 us). With BUFS buffers the copies run BUFS - 1
+steps ahead (``grouped_flat.input_buffers``). More buffers take shared memory, which the
+phase images held at their copied length rather than a power of two of rows give back
+(``grouped_flat.exact_phases``; call 288: 1.00-1.04x on their own).
+
+Configs a layer: call 302's fastest WGMMA configs (``FASTEST`` a layer) and the shipped
+model's best-ranked WGMMA grouped_flat ones (``MODEL``), at most ``MAX_CONFIGS``. Variants of
+each: (buffers, exact) in (2, no) as shipped, (2, yes), (3, yes), (4, yes) without TMA, and
+2, 3, 4 buffers with TMA (whose boxes are at their copied length already); more buffers than
+a program has steps (ITEMS x depth taps) and variants over the shared memory left out.
+Workers compile and check each against torch in float32 (poisoned outputs); then a layer's
+variants of a config are timed in three interleaved rounds (forward, backward, forward; the
+suite's timer: CUDA-graph replays, L2 flushed, median), each the lowest of its rounds.
+
+Mode ``ladder`` (call 306): on the larger layers (``LADDER_LAYERS``), the 8-warp WGMMA tiles
+(which do not spill at more buffers, where 4-warp ones did) at ITEMS 6, 8 and 12, each with
+the buffers that divide its steps (no dead ones), launched whether or not the family
+offers them.
+
+Usage: probe_flat_buffers.py OUT.csv [DTYPE [JOBS [I/N [ladder]]]] (layers i with i % N == I).
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import torch
+from convdispatch.dispatcher import decide
+from convdispatch.dispatcher.launch import launch
+from convdispatch.kernels import grouped_flat
+from convdispatch.kernels.base import Candidate, Config
+from convdispatch.kernels.dead_taps import trim_dead_taps
+from convdispatch.kernels.device import spec_of
+from convdispatch.validation.bench_layers import (
+    bench_graph,
+    conv_args,
+    layer_tensors,
+    suite_layers,
+    torch_conv,
+)
+from convdispatch.validation.probe_io import checked_in_workers, launch_error, stream_rows
+
+REP_MS = 5
+FASTEST = 4
+MODEL = 2
+MAX_CONFIGS = 6
+SPACE = [Path(f"validation/results/filter_async_h200/call302/space_{i}.csv") for i in (0, 1)]
+FAM = grouped_flat.GroupedFlatFamily()
+# (buffers, exact phase images) a launch takes: set before it (``force``)
+FORCE = {"bufs": 2, "exact": False}
+grouped_flat.input_buffers = lambda geom, cfg: FORCE["bufs"]
+grouped_flat.exact_phases = lambda geom, cfg: FORCE["exact"] and bool(cfg.get("WGMMA"))
+# Mode "ladder" (call 306): the larger layers' 8-warp WGMMA tiles (no spills at more
+# buffers), at item counts that fill the loop's steps (no dead ones), launched whether or
+# not the family offers them.
+LADDER_TILES = ((128, 32), (256, 16), (128, 16))
+LADDER_ITEMS = (6, 8, 12)
+LADDER_LAYERS = tuple(f"resnext50_32x4d/layer{b}.conv2/n32" for b in ("1.0", "2.0", "2.1", "3.0")
+                      ) + tuple(f"video3d/resnext3d_50.layer{b}.conv2/n8"
+                                for b in ("1.0", "2.0", "2.1"))
+MODE = {"ladder": False}
+
+
+def force(variant: tuple[int, bool]) -> None:
+    FORCE["bufs"], FORCE["exact"] = variant
+
+
+def layers(dtype: str) -> list:
+    return suite_layers("issue6", dtype, "grouped")
+
+
+def _fastest(pid: str) -> list[str]:
+    """Call 302's WGMMA configs of layer ``pid`` (in float16), fastest first."""
+    pid16 = pid.replace("/bfloat16", "/float16")
+    rows = []
+    for path in SPACE:
+        with open(path) as f:
+            rows += [r for r in csv.DictReader(f)
+                     if r["problem_id"] == pid16 and r["on_us"] and "WGMMA=1" in r["config"]]
+    return [r["config"] for r in sorted(rows, key=lambda r: float(r["on_us"]))]
+
+
+def configs(p) -> list[tuple[Candidate, str]]:
+    """(candidate, how it came: 'fastest', 'model' or 'ladder') of layer ``p``."""
+    spec = spec_of(torch.device("cuda"))
+    if MODE["ladder"]:
+        if not p.id.startswith(LADDER_LAYERS):
+            return []
+        return [(Candidate(FAM.name, Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=8,
+                                            num_stages=1, WGMMA=1, **tma)), "ladder")
+                for pos, bn in LADDER_TILES for tma in ({}, {"TMA": 1})
+                for items in LADDER_ITEMS]
+    offered = {c.id: c for c in FAM.candidates(trim_dead_taps(p.geom), spec)}
+    out = {}
+    for cid in _fastest(p.id)[:FASTEST]:
+        if cid in offered:
+            out[cid] = (offered[cid], "fastest")
+    ranked = [c for c, s in decide(p.geom, spec).ranked
+              if c.family == FAM.name and c.config.get("WGMMA") and s != float("inf")]
+    for c in ranked[:MODEL]:
+        out.setdefault(c.id, (c, "model"))
+    return list(out.values())[:MAX_CONFIGS]
+
+
+def variants(p, cand: Candidate) -> list[tuple[int, bool]]:
+    """The (buffers, exact) variants of ``cand`` on layer ``p`` (see the module's text)."""
+    g = trim_dead_taps(p.geom)
+    cfg = cand.config
+    steps = cfg["ITEMS"] * g.t
+    if cfg.get("TMA"):
+        ways = [(2, False), (3, False), (4, False)]
+    else:
+        ways = [(2, False), (2, True), (3, True), (4, True)]
+    out = []
+    for v in ways:
+        force(v)
+        if MODE["ladder"] and steps % v[0]:
+            continue
+        if v[0] <= max(2, steps) and FAM.smem_bytes(g, cfg) <= spec_of(
+                torch.device("cuda")).smem_bytes:
+            out.append(v)
+    force((2, False))
+    return out
+
+
+def _run(cand: Candidate, variant, x, w, b, p, out) -> None:
+    force(variant)
+    launch(cand, x, w, b, p.geom, out)
+
+
+def check(task: tuple) -> list[tuple]:
+    """Worker: compile and check config ``task[2]`` of layer ``task[1]`` (``task[3]``: the
+    ladder mode, which a spawned worker does not inherit), every variant: (layer, config
+    id, buffers, exact, rel err or None, error)."""
+    dtype, i, cid, MODE["ladder"] = task
+    p = layers(dtype)[i]
+    x, w, b, ref = layer_tensors(p.geom, i)
+    cand = next(c for c, _ in configs(p) if c.id == cid)
+    return [launch_error((i, cid, *v), lambda y, v=v: _run(cand, v, x, w, b, p, y), ref,
+                         x.dtype)
+            for v in variants(p, cand)]
+
+
+def layer_rows(i: int, p, checked: dict) -> list[dict]:
+    g = p.geom
+    spec = spec_of(torch.device("cuda"))
+    x, w, b, ref = layer_tensors(p.geom, i)
+    cudnn_ms = bench_graph(lambda: torch_conv(g)(x, w, b, **conv_args(g)), REP_MS)
+    buf = torch.empty_like(ref, dtype=x.dtype)
+    rows = []
+    for cand, how in configs(p):
+        live = trim_dead_taps(g)
+        ok, cells = [], {}
+        for v in variants(p, cand):
+            err, msg = checked.get((i, cand.id, *v), (None, "not checked"))
+            force(v)
+            cells[v] = dict(problem_id=p.id, config=cand.id, how=how, bufs=v[0],
+                            exact=int(v[1]), steps=cand.config["ITEMS"] * live.t,
+                            smem=FAM.smem_bytes(live, cand.config),
+                            programs=FAM.packs(live, cand.config)
+                            * FAM.pixel_tiles(live, cand.config),
+                            sms=spec.sm_count, cudnn_us=round(cudnn_ms * 1e3, 3), err=err,
+                            error=msg, us=None)
+            if err is not None and err < 5e-2:
+                ok.append(v)
+        times: dict[tuple, list[float]] = {v: [] for v in ok}
+        for order in (ok, ok[::-1], ok):
+            for v in order:
+                times[v].append(bench_graph(
+                    lambda v=v, c=cand: _run(c, v, x, w, b, p, buf), REP_MS) * 1e3)
+        for v in ok:
+            cells[v]["us"] = round(min(times[v]), 3)
+        force((2, False))
+        rows += cells.values()
+    done = [r for r in rows if r["us"]]
+    if done:
+        base = min((r for r in done if r["bufs"] == 2 and not r["exact"]),
+                   key=lambda r: r["us"], default=None)
+        best = min(done, key=lambda r: r["us"])
+        print(f"{p.id}: cuDNN {cudnn_ms * 1e3:.1f} us; best as shipped "
+              f"{base['us'] if base else float('nan'):.2f}; best {best['us']:.2f} "
+              f"({best['config']}, {best['bufs']} buffers, exact {best['exact']}); "
+              f"{len(done)} of {len(rows)}", flush=True)
+    return rows
+
+
+def main() -> None:
+    out = sys.argv[1]
+    dtype = sys.argv[2] if len(sys.argv) > 2 else "float16"
+    jobs = int(sys.argv[3]) if len(sys.argv) > 3 else 12
+    shard, shards = map(int, (sys.argv[4] if len(sys.argv) > 4 else "0/1").split("/"))
+    MODE["ladder"] = len(sys.argv) > 5 and sys.argv[5] == "ladder"
+    todo = layers(dtype)
+    mine = [i for i in range(len(todo)) if i % shards == shard]
+    tasks = [(dtype, i, c.id, MODE["ladder"]) for i in mine for c, _ in configs(todo[i])]
+    print(f"{len(tasks)} compile tasks", flush=True)
+    checked = checked_in_workers(check, tasks, jobs)
+    stream_rows(out, (layer_rows(i, todo[i], checked) for i in mine))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""Tables of this folder's calls (304-307, two H200s) into derived.md.
+
+    python3 validation/results/flat_buffers_h200/derived.py
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+from convdispatch.validation.bench_layers import category_pair_lines, layer_pair_lines
+from convdispatch.validation.derived_tables import (
+    DTYPES,
+    bench_rows,
+    dims_of,
+    heading,
+    line,
+    summary,
+)
+
+HERE = Path(__file__).parent
+BEFORE = HERE.parent / "filter_async_h200" / "call299"
+NCU = (("grp_flat_tma", "ResNeXt-50 layer1.0, ours"), ("grp_cudnn", "ResNeXt-50 layer1.0, cuDNN"),
+       ("grp2_flat_tma", "ResNeXt-50 layer2.0, ours"),
+       ("grp2_cudnn", "ResNeXt-50 layer2.0, cuDNN"))
+NCU_METRICS = ("Duration", "DRAM Throughput", "L2 Hit Rate", "Mem Busy", "Issue Slots Busy",
+               "Registers Per Thread", "Achieved Occupancy")
+
+
+def rows(call: str, pattern: str) -> pd.DataFrame:
+    """A probe's rows, each against its config's two-buffer launch as shipped (x: that time
+    / this one; TMA configs' boxes are at their copied length either way)."""
+    d = pd.concat([pd.read_csv(p) for p in sorted((HERE / call).glob(pattern))])
+    d = d[d.us.notna()].copy()
+    d["dtype"] = d.problem_id.str.rsplit("/", n=1).str[-1]
+    d["dims"] = dims_of(d.problem_id)
+    d["tma"] = d.config.str.contains("TMA=1")
+    d["one"] = d.config.str.contains(r"ITEMS=1;")
+    base = d[(d.bufs == 2) & ~(d.exact.astype(bool) & ~d.tma)]
+    d = d.merge(base[["problem_id", "config", "us"]].rename(columns={"us": "base"}),
+                on=["problem_id", "config"])
+    d["x"] = d.base / d.us
+    return d[~((d.bufs == 2) & ~(d.exact.astype(bool) & ~d.tma))]
+
+
+def variant_lines(d: pd.DataFrame, title: str, text: str, by: list[str]) -> list[str]:
+    out = heading(title, text, [*by, "as shipped / this (geomean)", "configs", "min", "max"])
+    for key, g in d.groupby(by):
+        out.append(line([*(key if isinstance(key, tuple) else (key,)), *summary(g.x)]))
+    return out + [""]
+
+
+def rule_lines(d: pd.DataFrame) -> list[str]:
+    """The rows the rule takes: one item a program, three buffers."""
+    sel = d[d.one & (d.bufs == 3)].sort_values(["dtype", "problem_id", "config"])
+    out = heading("The rule's rows: one item a program, a buffer a depth tap (call 304)",
+                  f"Every ITEMS=1 config of the probe at three buffers (the phase images at "
+                  f"their copied length where not TMA), against the same config at two: "
+                  f"{summary(sel.x)[0]}x geomean over {len(sel)} configs, "
+                  f"{sel.x.min():.2f}-{sel.x.max():.2f}.",
+                  ["layer", "config", "two buffers (us)", "three (us)", "x"])
+    for r in sel.itertuples():
+        out.append(line([r.problem_id, r.config.split(":", 1)[1], f"{r.base:.2f}",
+                         f"{r.us:.2f}", f"{r.x:.3f}"]))
+    return out + [""]
+
+
+def ncu_value(text: str, name: str) -> str:
+    m = re.search(rf"^\s+{re.escape(name)}\s+(\S+(?:/\S+)?)\s+([\d.,]+)\s*$", text, re.M)
+    if m is None:
+        m = re.search(rf"^\s+{re.escape(name)}\s+([\d.,]+)\s*$", text, re.M)
+        return m.group(1) if m else ""
+    return f"{m.group(2)} {m.group(1)}"
+
+
+def ncu_lines() -> list[str]:
+    out = heading("Nsight Compute, call 307 (full set, clocks as found, no L2 flush)",
+                  "Each layer's fastest flat config on the H200 (call 302) and cuDNN's kernel.",
+                  ["kernel", *NCU_METRICS])
+    for name, label in NCU:
+        text = (HERE / "call307" / f"ncu_{name}.txt").read_text()
+        out.append(line([label, *(ncu_value(text, m) for m in NCU_METRICS)]))
+    return out + [""]
+
+
+def suite_lines() -> list[str]:
+    out = heading("The suite's grouped layers under the shipped (H100) model: call 307 "
+                  "against call 299", "", ["dtype", "category", "layers", "x cuDNN before",
+                                           "after", "min after", "our time before / after",
+                                           "cuDNN's before / after", "choices changed"])
+    tables = []
+    for dtype, short in DTYPES:
+        old = {r["problem_id"]: r for r in bench_rows(BEFORE / f"grouped_{short}" / "bench.csv")}
+        new = bench_rows(HERE / "call307" / f"suite_grouped_{short}" / "bench.csv")
+        out += category_pair_lines(old, new, dtype)
+        tables += ["", f"Grouped layers, {dtype}:", "",
+                   *layer_pair_lines(old, new, "grouped", "call 299", "call 307")]
+    return out + tables + [""]
+
+
+def main() -> None:
+    probe = rows("call304", "buffers_*.csv")
+    ladder = rows("call306", "ladder_*.csv")
+    md = ["# grouped_flat with deeper input pipelines (H200, calls 304-307)", "",
+          "Made by `derived.py` from this folder's files. Device: NVIDIA H200, torch "
+          "2.11.0+cu130, triton 3.6.0, cuDNN 91900 (each call's `env.txt`); channels_last.",
+          "",
+          *variant_lines(probe, "Call 304: each variant against its config as shipped",
+                         "The probe's configs (call 302's fastest WGMMA ones a layer and the "
+                         "shipped model's best-ranked), each launched with 2, 3 or 4 input "
+                         "buffers (exact: phase images at their copied length).",
+                         ["dtype", "dims", "tma", "bufs", "exact"]),
+          *rule_lines(probe),
+          *variant_lines(probe[probe.dims == "3D"].assign(items=~probe.one),
+                         "Call 304: 3D layers, one item a program or more",
+                         "items True: two or more items a program.",
+                         ["items", "tma", "bufs"]),
+          *variant_lines(ladder, "Call 306: the larger layers' 8-warp tiles at ITEMS 6, 8, 12",
+                         "Each buffer count where it divides the program's steps (no dead "
+                         "ones); against the same config at two buffers (exact too where not "
+                         "TMA).", ["problem_id", "tma", "bufs"]),
+          *suite_lines(), *ncu_lines()]
+    (HERE / "derived.md").write_text("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
