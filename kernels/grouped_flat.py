@@ -31,7 +31,9 @@ shared-memory address (``flat_grid.row_layout``). Its tiles are 4 or 8 warps (a
 warpgroup takes 64 positions), and 32 wide also for groups of 16 channels or fewer: the
 block-diagonal zeros cost matrix work that is now cheap, and a copy moves 64 bytes a
 pixel (ResNeXt-50 layer2.0 at batch 32, stride 2: the best row 40.0 -> 35.3 us, call 284;
-validation/results/flat_wgmma_h100/).
+validation/results/flat_wgmma_h100/). Where a 32-wide tile's groups fit its 16-channel
+halves, each half of the rows meets only its diagonal 16 x 16 block of the filter tile
+(``half_blocks``): half the filter bytes and matrix work.
 
 TMA (WGMMA configs with TMA=1, Hopper): each buffer's phase images are TMA boxes of
 whole grid rows of 5D views of the input's phases ([N, D, H / STH, W / STW, C]:
@@ -201,6 +203,27 @@ if HAVE_GLUON:
         return warpgroup_mma_wait(0, deps=[acc])
 
     @gluon.jit
+    def _taps_halves(accs, x_units, w_smem, TAP0, BUF: gl.constexpr, R: gl.constexpr,
+                     S: gl.constexpr, P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
+                     NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr,
+                     DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
+                     XT: gl.constexpr):
+        """``_taps_wgmma`` on a 32-wide tile whose groups stay within its 16-channel halves
+        (``half_blocks``): each half of the tap's rows with its own diagonal 16 x 16 block
+        of the filter tile, into its own accumulator (``accs[h]``: output channels 16 h ..):
+        the same rows read, half the filter bytes and half the matrix work."""
+        a0, a1 = accs
+        for t in gl.static_range(R * S):
+            a = tap_rows(x_units, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
+                         XT, True)
+            w = w_smem.index(TAP0 + t)
+            a0 = warpgroup_mma(a.slice(0, 16, 1), w.slice(0, 16, 0).slice(0, 16, 1).permute(
+                (1, 0)), a0, is_async=True)
+            a1 = warpgroup_mma(a.slice(16, 16, 1), w.slice(16, 16, 0).slice(16, 16, 1).permute(
+                (1, 0)), a1, is_async=True)
+        return warpgroup_mma_wait(0, deps=[a0, a1])
+
+    @gluon.jit
     def _filter_regs(w_smem, TAPS: gl.constexpr, B_L: gl.constexpr):
         """Every tap's filter tile as an mma operand in registers (tuple index = tap)."""
         bs = ()
@@ -272,16 +295,18 @@ if HAVE_GLUON:
     @gluon.jit
     def _places(item, end, oh0, pack, K, OH, OW, KG: gl.constexpr, GPT: gl.constexpr,
                 ROWS: gl.constexpr, WP: gl.constexpr, M: gl.constexpr, SPAN: gl.constexpr,
-                FIRST: gl.constexpr, BLOCK: gl.constexpr, L: gl.constexpr):
+                FIRST: gl.constexpr, BLOCK: gl.constexpr, L: gl.constexpr,
+                CH0: gl.constexpr = 0):
         """Of an [M, BLOCK] tile of an item in layout L, its row m the item's position
         (m // 16) * SPAN + FIRST + m % 16 (the whole item: SPAN 16, FIRST 0; run i of each
         warp's SPAN positions: FIRST 16 i): each position's output row and column, whether
         it is an output pixel (none unless the item is below ``end``), each column's output
-        channel and whether it is one of the pack's."""
+        channel and whether it is one of the pack's (the tile's columns from the pack's
+        channel CH0)."""
         f = gl.arange(0, M, layout=gl.SliceLayout(1, L))
         if SPAN != 16:
             f = (f // 16) * SPAN + FIRST + f % 16
-        j = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, L))
+        j = CH0 + gl.arange(0, BLOCK, layout=gl.SliceLayout(0, L))
         oh = oh0 + f // WP
         q = f % WP
         m_ok = (item < end) & (f // WP < ROWS) & (q < OW) & (oh < OH)
@@ -296,7 +321,7 @@ if HAVE_GLUON:
                   SPAN: gl.constexpr, FIRST: gl.constexpr,
                   BLOCK: gl.constexpr, DEPTH: gl.constexpr, ACT: gl.constexpr,
                   HAS_BIAS: gl.constexpr, HAS_RES: gl.constexpr, MMA: gl.constexpr,
-                  LY: gl.constexpr):
+                  LY: gl.constexpr, CH0: gl.constexpr = 0):
         """Bias, residual and activation in the mma layout, then the store from layout LY of
         the positions of ``acc`` (an [M, BLOCK] tile: ``_places``) that are output pixels
         (none unless the item is below ``end``)."""
@@ -304,7 +329,7 @@ if HAVE_GLUON:
         oh0 = (item % TILES_H) * ROWS
         if HAS_BIAS or HAS_RES:
             oh, q, m_ok, k_glob, k_ok = _places(item, end, oh0, pack, K, OH, OW, KG, GPT,
-                                                ROWS, WP, M, SPAN, FIRST, BLOCK, MMA)
+                                                ROWS, WP, M, SPAN, FIRST, BLOCK, MMA, CH0)
             if HAS_BIAS:
                 bias = gl.load(bias_ptr + k_glob, mask=k_ok, other=0.0)
                 acc = acc + gl.expand_dims(bias.to(gl.float32), 0)
@@ -319,7 +344,7 @@ if HAVE_GLUON:
         # (16 bytes, ``copy_layout``).
         y = gl.convert_layout(acc.to(out_ptr.dtype.element_ty), LY)
         oh, q, m_ok, k_glob, k_ok = _places(item, end, oh0, pack, K, OH, OW, KG, GPT, ROWS,
-                                            WP, M, SPAN, FIRST, BLOCK, LY)
+                                            WP, M, SPAN, FIRST, BLOCK, LY, CH0)
         y_off = (gl.expand_dims(n * syn + od * syd + oh * syh + q * syw, 1)
                  + gl.expand_dims(k_glob * syc, 0))
         gl.store(out_ptr + y_off, y, mask=gl.expand_dims(m_ok, 1) & gl.expand_dims(k_ok, 0))
@@ -342,15 +367,17 @@ if HAVE_GLUON:
         REUSE: gl.constexpr = False, W_VEC: gl.constexpr = 1, WGMMA: gl.constexpr = False,
         TMA: gl.constexpr = False, RA: gl.constexpr = 0, RB: gl.constexpr = 0,
         OFF: gl.constexpr = (), W_ASYNC: gl.constexpr = False, BUFS: gl.constexpr = 2,
+        HALVES: gl.constexpr = False,
     ):
         NW: gl.constexpr = gl.num_warps()
         LX: gl.constexpr = copy_layout(BLOCK, NW)
         if WGMMA:
             # Warpgroup mmas of 64 positions x BLOCK channels x 16, both operands read
             # from shared memory (no ldmatrix, no operand registers), issued back to back.
-            MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0],
-                                                          warps_per_cta=[NW, 1],
-                                                          instr_shape=[16, BLOCK, 16])
+            # (HALVES: two accumulators of 16 channels, ``_taps_halves``.)
+            MMA: gl.constexpr = gl.NVMMADistributedLayout(
+                version=[3, 0], warps_per_cta=[NW, 1],
+                instr_shape=[16, BLOCK // 2 if HALVES else BLOCK, 16])
             SW: gl.constexpr = row_layout(BLOCK, BLOCK, BLOCK, True)
         else:
             MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
@@ -422,9 +449,12 @@ if HAVE_GLUON:
         SPAN: gl.constexpr = P // NW if REUSE else 16
         RUNS: gl.constexpr = SPAN // 16 if REUSE else 1
         M: gl.constexpr = 16 * NW if REUSE else P
+        # HALVES: an accumulator a half of the channels (AW wide), each its own epilogue.
+        HALF: gl.constexpr = 2 if HALVES else 1
+        AW: gl.constexpr = BLOCK // HALF
         # A step is one depth tap of an item (T of them an item, summed in ``acc``); BUFS
         # steps an iteration, one a buffer, so every shared-memory offset is constant.
-        acc = _zero_runs(M, BLOCK, RUNS, MMA)
+        acc = _zero_runs(M, AW, RUNS * HALF, MMA)
         for it in range(0, ITEMS_PER_PROGRAM * T, BUFS):
             for buf in gl.static_range(BUFS):
                 item = first + (it + buf) // T
@@ -450,7 +480,10 @@ if HAVE_GLUON:
                     # The copies (and the filter tiles' stores) are read by the async proxy.
                     fence_async_shared()
                 gl.thread_barrier()
-                if WGMMA:
+                if HALVES:
+                    acc = _taps_halves(acc, x_units, w_smem, td * (R * S), buf, R, S, P, WP, XP,
+                                       NPH, STH, STW, DLH, DLW, BLOCK, XT)
+                elif WGMMA:
                     acc = (_taps_wgmma(acc[0], x_units, w_smem, td * (R * S), buf, R, S, P, WP,
                                        XP, NPH, STH, STW, DLH, DLW, BLOCK, XT),)
                 elif REUSE:
@@ -466,12 +499,19 @@ if HAVE_GLUON:
                 # The next copies overwrite the buffer just read.
                 gl.thread_barrier()
                 if td == T - 1:
-                    for i in gl.static_range(RUNS):
-                        _epilogue(acc[i], item, end, pack, out_ptr, syn, syc, syd, syh, syw,
-                                  bias_ptr, res_ptr, srn, src, srd, srh, srw, K, OD, OH, OW,
-                                  TILES_H, KG, GPT, ROWS, WP, M, SPAN, 16 * i, BLOCK, DEPTH,
-                                  ACT, HAS_BIAS, HAS_RES, MMA, LX)
-                    acc = _zero_runs(M, BLOCK, RUNS, MMA)
+                    if HALVES:
+                        for h in gl.static_range(HALF):
+                            _epilogue(acc[h], item, end, pack, out_ptr, syn, syc, syd, syh,
+                                      syw, bias_ptr, res_ptr, srn, src, srd, srh, srw, K, OD,
+                                      OH, OW, TILES_H, KG, GPT, ROWS, WP, M, SPAN, 0, AW, DEPTH,
+                                      ACT, HAS_BIAS, HAS_RES, MMA, copy_layout(AW, NW), h * AW)
+                    else:
+                        for i in gl.static_range(RUNS):
+                            _epilogue(acc[i], item, end, pack, out_ptr, syn, syc, syd, syh,
+                                      syw, bias_ptr, res_ptr, srn, src, srd, srh, srw, K, OD,
+                                      OH, OW, TILES_H, KG, GPT, ROWS, WP, M, SPAN, 16 * i,
+                                      BLOCK, DEPTH, ACT, HAS_BIAS, HAS_RES, MMA, LX)
+                    acc = _zero_runs(M, AW, RUNS * HALF, MMA)
         if TMA:
             # The copies issued past the last step (into buffers 0 .. BUFS - 2) land before
             # the end. (Each of those buffers takes one copy more than the loop's
@@ -659,7 +699,7 @@ class GroupedFlatFamily(KernelFamily):
             REUSE=reuse, W_VEC=w_vec, WGMMA=bool(cfg.get("WGMMA")),
             TMA=with_tma, OFF=offs,
             W_ASYNC=filter_async(g, cfg, call.transposed_w, w_vec, w.data_ptr()),
-            BUFS=input_buffers(g, cfg),
+            BUFS=input_buffers(g, cfg), HALVES=half_blocks(g, cfg, call.transposed_w),
             num_warps=cfg["num_warps"], **{"RA": 0, "RB": 0, **c})
 
 
@@ -710,6 +750,35 @@ def filter_regs(geom, cfg: Config, transposed: bool) -> bool:
     read the filter tiles from shared memory)."""
     return (filter_in_registers(geom, cfg["BLOCK_N"]) and not transposed
             and not cfg.get("WGMMA"))
+
+
+# A thread's 16-byte input copies a step (cp.async configs) up to which a tile takes the
+# halves' diagonal blocks: ResNeXt-50 layer2.0's 128-position 4-warp tile (20 copies a
+# thread) spills with them (ptxas: 255 registers and 12 bytes of spills, 240 and none
+# without) and ran 0.92x (H200, call 308); at 12 or fewer no tile measured spilled.
+HALVES_MAX_COPIES = 12
+
+
+def half_blocks(geom, cfg: Config, transposed: bool) -> bool:
+    """HALVES of ``cfg``'s launch on ``geom``: a 32-wide WGMMA tile whose groups stay within
+    its 16-channel halves (as many input as output channels a group, a divisor of 16) takes
+    each half's diagonal 16 x 16 block of the filter tile, not the whole tile, whose other
+    half is zeros (``_taps_halves``): 1.03x a config on the 3D layers, 1.00x on the 2D ones
+    (H200, call 308: validation/results/flat_buffers_h200/). Not where a thread issues more
+    than HALVES_MAX_COPIES copies a step (``copies_per_thread``), nor for the dgrad twin
+    (``transposed``)."""
+    return (bool(cfg.get("WGMMA")) and cfg["BLOCK_N"] == 32 and not transposed
+            and geom.cg == geom.kg and 16 % geom.cg == 0
+            and copies_per_thread(geom, cfg) <= HALVES_MAX_COPIES)
+
+
+def copies_per_thread(geom, cfg: Config) -> int:
+    """The 16-byte cp.async copies of an item's input a thread issues a step (none with TMA:
+    one thread issues boxes)."""
+    if cfg.get("TMA"):
+        return 0
+    c = flat_item(geom, cfg)
+    return cdiv(c["NPH"] * c["XCOPY"] * cfg["BLOCK_N"] // 8, 32 * cfg["num_warps"])
 
 
 def input_buffers(geom, cfg: Config) -> int:

@@ -23,11 +23,14 @@ from convdispatch.kernels.flat_grid import (
 )
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.kernels.grouped_flat import (
+    HALVES_MAX_COPIES,
     GroupedFlatFamily,
+    copies_per_thread,
     exact_phases,
     filter_async,
     filter_regs,
     flat_item,
+    half_blocks,
     input_buffers,
     row_reuse,
 )
@@ -102,11 +105,18 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
                 REUSE=row_reuse(geom, cfg), WGMMA=bool(cfg.get("WGMMA")),
                 W_VEC=w_vec, W_ASYNC=filter_async(geom, cfg, transposed, w_vec, 0),
                 BUFS=bufs or input_buffers(geom, cfg),
+                HALVES=half_blocks(geom, cfg, transposed),
                 # channels_last: Triton makes an integer argument of 1 a constant
                 syc=1, src=1, **({} if transposed else {"swc": 1}), **item, **tma)
     aligned = (*pointers, "syn", "syd", "syh", "syw", "sxn", "sxd", "sxh", "sxw", "srn",
                "srd", "srh", "srw", "C", "K")
     return gluon_ptx_sm90(k, pointers, cons, aligned, cfg["num_warps"])
+
+
+def mma_n(geom: ConvGeometry, cfg: Config) -> int:
+    """The N of a WGMMA config's warpgroup mmas: 16 where the tile takes its halves'
+    diagonal blocks (``half_blocks``), else the tile's width; as many mmas either way."""
+    return 16 if half_blocks(geom, cfg, False) else cfg["BLOCK_N"]
 
 
 _CHILD = """
@@ -388,7 +398,8 @@ def test_forward_wgmma_compiles_for_sm90(case, tmp_path):
     steps = re.findall(r"cp\.async\.wait_group\s+1;(.*?)wgmma\.wait_group", ptx, re.S)
     assert len(steps) == 2 and not any("ldmatrix" in step for step in steps)
     per_tap = cfg["BLOCK_M"] // (64 * (nw // 4)) * (bn // 16)
-    wgmma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16\.f32\.(?:f16|bf16)", ptx)
+    wgmma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{mma_n(geom, cfg)}k16"
+                       r"\.f32\.(?:f16|bf16)", ptx)
     assert len(wgmma) == 2 * geom.r * geom.s * per_tap, len(wgmma)
     assert len(re.findall(r"wgmma\.wait_group\.sync\.aligned 0;", ptx)) == 2
     assert "fence.proxy.async.shared::cta" in ptx
@@ -445,7 +456,8 @@ def test_forward_tma_compiles_for_sm90(case, tmp_path):
     assert ptx.count("cp.async.commit_group") == 1
     assert_sixteen_byte_copies(ptx)
     per_tap = cfg["BLOCK_M"] // (64 * (nw // 4)) * (bn // 16)
-    wgmma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16\.f32\.(?:f16|bf16)", ptx)
+    wgmma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{mma_n(geom, cfg)}k16"
+                       r"\.f32\.(?:f16|bf16)", ptx)
     assert len(wgmma) == 2 * geom.r * geom.s * per_tap, len(wgmma)
     ttgir = (tmp_path / "kernel.ptx.ttgir").read_text()
     assert f"swizzlingByteWidth = {2 * bn}" in ttgir
@@ -513,9 +525,36 @@ def test_forward_deep_buffers_compile_for_sm90(case, tmp_path):
         per_step = (total - before) // (bufs - 1)
         assert per_step and before - bufs * per_step == filter_copies
     per_tap = cfg["BLOCK_M"] // (64 * (nw // 4)) * (bn // 16)
-    wgmma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16", ptx)
+    wgmma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{mma_n(geom, cfg)}k16", ptx)
     assert len(wgmma) == bufs * geom.r * geom.s * per_tap
     assert_sixteen_byte_copies(ptx)
+
+
+def test_half_blocks_rule():
+    """The halves' diagonal blocks: 32-wide WGMMA tiles of groups of 1, 2, 4, 8 or 16
+    channels in and out (ResNeXt's layer1-3 groups, depthwise-like packs), not 32-channel
+    groups, groups with more outputs than inputs, 16-wide or mma.sync tiles, nor the dgrad
+    twin. The WGMMA compile cases take it where it holds (their mmas 16 wide)."""
+    wide = Config(BLOCK_M=128, BLOCK_N=32, ITEMS=4, num_warps=4, num_stages=1, WGMMA=1)
+    for cg in (1, 2, 4, 8, 16):
+        geom = G(n=2, c=32 * cg, k=32 * cg, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
+        assert half_blocks(geom, wide, False) and not half_blocks(geom, wide, True)
+    for geom in (G(n=2, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
+                 G(n=2, c=64, k=96, g=4, h=15, w=19, r=3, s=2, pad=(0, 2, 1))):
+        assert not half_blocks(geom, wide, False), geom
+    geom = G(n=2, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
+    assert not half_blocks(geom, Config(**{**wide, "BLOCK_N": 16}), False)
+    assert not half_blocks(geom, Config(**{k: v for k, v in wide.items() if k != "WGMMA"}),
+                           False)
+    assert [mma_n(g, c) for g, c, *_ in WGMMA_CASES] == [32, 16, 16, 16, 16]
+    # ResNeXt-50 layer2.0 (stride 2, four phase images): the 128-position 4-warp tile's 20
+    # copies a thread a step (it spilled with the halves), not its TMA twin, nor 8 warps
+    l20 = G(n=32, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))
+    big = Config(**{**wide, "ITEMS": 14})
+    assert copies_per_thread(l20, big) == 20 and not half_blocks(l20, big, False)
+    for ok in (Config(**{**big, "TMA": 1}), Config(**{**big, "num_warps": 8})):
+        assert copies_per_thread(l20, ok) <= HALVES_MAX_COPIES
+        assert half_blocks(l20, ok, False)
 
 
 def test_input_buffers_rule():

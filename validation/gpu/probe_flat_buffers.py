@@ -23,7 +23,12 @@ Mode ``ladder`` (call 306): on the larger layers (``LADDER_LAYERS``), the 8-warp
 the buffers that divide its steps (no dead ones), launched whether or not the family
 offers them.
 
-Usage: probe_flat_buffers.py OUT.csv [DTYPE [JOBS [I/N [ladder]]]] (layers i with i % N == I).
+Mode ``halves`` (call 308): the configs whose tiles take their halves' diagonal blocks
+(``grouped_flat.half_blocks``), each launched with and without them, at the buffers the
+rules give. In the other modes no launch takes them (as calls 304 and 306 ran).
+
+Usage: probe_flat_buffers.py OUT.csv [DTYPE [JOBS [I/N [ladder|halves]]]] (layers i with
+i % N == I).
 """
 
 from __future__ import annotations
@@ -54,10 +59,14 @@ MODEL = 2
 MAX_CONFIGS = 6
 SPACE = [Path(f"validation/results/filter_async_h200/call302/space_{i}.csv") for i in (0, 1)]
 FAM = grouped_flat.GroupedFlatFamily()
-# (buffers, exact phase images) a launch takes: set before it (``force``)
-FORCE = {"bufs": 2, "exact": False}
+# The family's rules, before they are replaced by what ``force`` sets: (buffers, exact phase
+# images, the halves' diagonal blocks where they hold) a launch takes.
+RULES = (grouped_flat.input_buffers, grouped_flat.exact_phases, grouped_flat.half_blocks)
+FORCE = {"bufs": 2, "exact": False, "halves": False}
 grouped_flat.input_buffers = lambda geom, cfg: FORCE["bufs"]
 grouped_flat.exact_phases = lambda geom, cfg: FORCE["exact"] and bool(cfg.get("WGMMA"))
+grouped_flat.half_blocks = lambda geom, cfg, transposed: (FORCE["halves"]
+                                                          and RULES[2](geom, cfg, transposed))
 # Mode "ladder" (call 306): the larger layers' 8-warp WGMMA tiles (no spills at more
 # buffers), at item counts that fill the loop's steps (no dead ones), launched whether or
 # not the family offers them.
@@ -66,11 +75,13 @@ LADDER_ITEMS = (6, 8, 12)
 LADDER_LAYERS = tuple(f"resnext50_32x4d/layer{b}.conv2/n32" for b in ("1.0", "2.0", "2.1", "3.0")
                       ) + tuple(f"video3d/resnext3d_50.layer{b}.conv2/n8"
                                 for b in ("1.0", "2.0", "2.1"))
-MODE = {"ladder": False}
+# Mode "halves" (call 308): the configs whose tiles take the halves' diagonal blocks
+# (``half_blocks``), each with and without them, at the buffers the rules give.
+MODE = {"ladder": False, "halves": False}
 
 
-def force(variant: tuple[int, bool]) -> None:
-    FORCE["bufs"], FORCE["exact"] = variant
+def force(variant: tuple[int, bool, bool]) -> None:
+    FORCE["bufs"], FORCE["exact"], FORCE["halves"] = variant
 
 
 def layers(dtype: str) -> list:
@@ -107,7 +118,11 @@ def configs(p) -> list[tuple[Candidate, str]]:
               if c.family == FAM.name and c.config.get("WGMMA") and s != float("inf")]
     for c in ranked[:MODEL]:
         out.setdefault(c.id, (c, "model"))
-    return list(out.values())[:MAX_CONFIGS]
+    found = list(out.values())[:MAX_CONFIGS]
+    if MODE["halves"]:
+        g = trim_dead_taps(p.geom)
+        return [(c, how) for c, how in found if RULES[2](g, c.config, False)]
+    return found
 
 
 def variants(p, cand: Candidate) -> list[tuple[int, bool]]:
@@ -115,19 +130,22 @@ def variants(p, cand: Candidate) -> list[tuple[int, bool]]:
     g = trim_dead_taps(p.geom)
     cfg = cand.config
     steps = cfg["ITEMS"] * g.t
+    if MODE["halves"]:
+        ruled = (RULES[0](g, cfg), RULES[1](g, cfg))
+        return [(*ruled, False), (*ruled, True)]
     if cfg.get("TMA"):
         ways = [(2, False), (3, False), (4, False)]
     else:
         ways = [(2, False), (2, True), (3, True), (4, True)]
     out = []
     for v in ways:
-        force(v)
+        force((*v, False))
         if MODE["ladder"] and steps % v[0]:
             continue
         if v[0] <= max(2, steps) and FAM.smem_bytes(g, cfg) <= spec_of(
                 torch.device("cuda")).smem_bytes:
-            out.append(v)
-    force((2, False))
+            out.append((*v, False))
+    force((2, False, False))
     return out
 
 
@@ -140,7 +158,7 @@ def check(task: tuple) -> list[tuple]:
     """Worker: compile and check config ``task[2]`` of layer ``task[1]`` (``task[3]``: the
     ladder mode, which a spawned worker does not inherit), every variant: (layer, config
     id, buffers, exact, rel err or None, error)."""
-    dtype, i, cid, MODE["ladder"] = task
+    dtype, i, cid, MODE["ladder"], MODE["halves"] = task
     p = layers(dtype)[i]
     x, w, b, ref = layer_tensors(p.geom, i)
     cand = next(c for c, _ in configs(p) if c.id == cid)
@@ -163,7 +181,8 @@ def layer_rows(i: int, p, checked: dict) -> list[dict]:
             err, msg = checked.get((i, cand.id, *v), (None, "not checked"))
             force(v)
             cells[v] = dict(problem_id=p.id, config=cand.id, how=how, bufs=v[0],
-                            exact=int(v[1]), steps=cand.config["ITEMS"] * live.t,
+                            exact=int(v[1]), halves=int(v[2]),
+                            steps=cand.config["ITEMS"] * live.t,
                             smem=FAM.smem_bytes(live, cand.config),
                             programs=FAM.packs(live, cand.config)
                             * FAM.pixel_tiles(live, cand.config),
@@ -178,17 +197,18 @@ def layer_rows(i: int, p, checked: dict) -> list[dict]:
                     lambda v=v, c=cand: _run(c, v, x, w, b, p, buf), REP_MS) * 1e3)
         for v in ok:
             cells[v]["us"] = round(min(times[v]), 3)
-        force((2, False))
+        force((2, False, False))
         rows += cells.values()
     done = [r for r in rows if r["us"]]
     if done:
-        base = min((r for r in done if r["bufs"] == 2 and not r["exact"]),
+        base = min((r for r in done if (r["bufs"] == 2 or MODE["halves"])
+                    and not r["halves"] and (not r["exact"] or MODE["halves"])),
                    key=lambda r: r["us"], default=None)
         best = min(done, key=lambda r: r["us"])
-        print(f"{p.id}: cuDNN {cudnn_ms * 1e3:.1f} us; best as shipped "
+        print(f"{p.id}: cuDNN {cudnn_ms * 1e3:.1f} us; best as before "
               f"{base['us'] if base else float('nan'):.2f}; best {best['us']:.2f} "
-              f"({best['config']}, {best['bufs']} buffers, exact {best['exact']}); "
-              f"{len(done)} of {len(rows)}", flush=True)
+              f"({best['config']}, {best['bufs']} buffers, exact {best['exact']}, halves "
+              f"{best['halves']}); {len(done)} of {len(rows)}", flush=True)
     return rows
 
 
@@ -197,10 +217,12 @@ def main() -> None:
     dtype = sys.argv[2] if len(sys.argv) > 2 else "float16"
     jobs = int(sys.argv[3]) if len(sys.argv) > 3 else 12
     shard, shards = map(int, (sys.argv[4] if len(sys.argv) > 4 else "0/1").split("/"))
-    MODE["ladder"] = len(sys.argv) > 5 and sys.argv[5] == "ladder"
+    for mode in MODE:
+        MODE[mode] = len(sys.argv) > 5 and sys.argv[5] == mode
     todo = layers(dtype)
     mine = [i for i in range(len(todo)) if i % shards == shard]
-    tasks = [(dtype, i, c.id, MODE["ladder"]) for i in mine for c, _ in configs(todo[i])]
+    tasks = [(dtype, i, c.id, MODE["ladder"], MODE["halves"]) for i in mine
+             for c, _ in configs(todo[i])]
     print(f"{len(tasks)} compile tasks", flush=True)
     checked = checked_in_workers(check, tasks, jobs)
     stream_rows(out, (layer_rows(i, todo[i], checked) for i in mine))

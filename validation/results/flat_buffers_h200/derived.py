@@ -1,4 +1,4 @@
-"""Tables of this folder's calls (304-307, two H200s) into derived.md.
+"""Tables of this folder's calls (304-309, two H200s) into derived.md.
 
     python3 validation/results/flat_buffers_h200/derived.py
 """
@@ -9,7 +9,11 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from convdispatch.validation.bench_layers import category_pair_lines, layer_pair_lines
+from convdispatch.validation.bench_layers import (
+    category_pair_lines,
+    layer_pair_lines,
+    suite_layers,
+)
 from convdispatch.validation.derived_tables import (
     DTYPES,
     bench_rows,
@@ -17,6 +21,7 @@ from convdispatch.validation.derived_tables import (
     heading,
     line,
     summary,
+    table_head,
 )
 
 HERE = Path(__file__).parent
@@ -84,19 +89,59 @@ def ncu_lines() -> list[str]:
     return out + [""]
 
 
-def suite_lines() -> list[str]:
-    out = heading("The suite's grouped layers under the shipped (H100) model: call 307 "
-                  "against call 299", "", ["dtype", "category", "layers", "x cuDNN before",
-                                           "after", "min after", "our time before / after",
-                                           "cuDNN's before / after", "choices changed"])
+def suite_path(call: str, short: str) -> Path:
+    if call == "call299":
+        return BEFORE / f"grouped_{short}" / "bench.csv"
+    return HERE / call / f"suite_grouped_{short}" / "bench.csv"
+
+
+def suite_lines(before: str, after: str, text: str, layers: bool) -> list[str]:
+    """Suite run ``after`` of the grouped layers against run ``before``."""
+    out = heading(f"The suite's grouped layers under the shipped (H100) model: "
+                  f"{after.replace('call', 'call ')} against {before.replace('call', 'call ')}",
+                  text, ["dtype", "category", "layers", "x cuDNN before", "after", "min after",
+                         "our time before / after", "cuDNN's before / after",
+                         "choices changed"])
     tables = []
     for dtype, short in DTYPES:
-        old = {r["problem_id"]: r for r in bench_rows(BEFORE / f"grouped_{short}" / "bench.csv")}
-        new = bench_rows(HERE / "call307" / f"suite_grouped_{short}" / "bench.csv")
+        old = {r["problem_id"]: r for r in bench_rows(suite_path(before, short))}
+        new = bench_rows(suite_path(after, short))
         out += category_pair_lines(old, new, dtype)
-        tables += ["", f"Grouped layers, {dtype}:", "",
-                   *layer_pair_lines(old, new, "grouped", "call 299", "call 307")]
+        if layers:
+            tables += ["", f"Grouped layers, {dtype}:", "",
+                       *layer_pair_lines(old, new, "grouped", before.replace("call", "call "),
+                                         after.replace("call", "call "))]
     return out + tables + [""]
+
+
+def halves_lines() -> list[str]:
+    """Call 308: each config with and without the halves' diagonal blocks; whether the rule
+    (its copy guard) takes them."""
+    from convdispatch.dispatcher.registry import parse_candidate
+    from convdispatch.kernels.dead_taps import trim_dead_taps
+    from convdispatch.kernels.grouped_flat import half_blocks
+
+    geoms = {p.id: p.geom for dt, _ in DTYPES for p in suite_layers("issue6", dt, "grouped")}
+    d = pd.read_csv(HERE / "call308" / "halves_fp16.csv")
+    d = d[d.us.notna()].pivot_table(index=["problem_id", "config"], columns="halves",
+                                    values="us").reset_index()
+    d["x"] = d[0] / d[1]
+    d["dims"] = dims_of(d.problem_id)
+    d["rule"] = [half_blocks(trim_dead_taps(geoms[p]), parse_candidate(c).config, False)
+                 for p, c in zip(d.problem_id, d.config)]
+    out = heading("Call 308: the halves' diagonal blocks, config by config (float16)",
+                  "Each 32-wide WGMMA config of the probe whose groups stay within its "
+                  "16-channel halves, without / with them (above 1: faster with), at the "
+                  "buffers the rules give; rule: whether `half_blocks` (with its copy guard) "
+                  "takes them.", ["dims", "rule", "without / with (geomean)", "configs", "min",
+                                  "max"])
+    for key, g in [*d.groupby(["dims", "rule"]), (("all", True), d[d.rule])]:
+        out.append(line([*key, *summary(g.x)]))
+    out += ["", *table_head(["layer", "config", "without (us)", "with (us)", "x", "rule"])]
+    for r in d.itertuples():
+        out.append(line([r.problem_id, r.config.split(":", 1)[1], f"{r._3:.2f}", f"{r._4:.2f}",
+                         f"{r.x:.3f}", r.rule]))
+    return out + [""]
 
 
 def main() -> None:
@@ -120,7 +165,15 @@ def main() -> None:
                          "Each buffer count where it divides the program's steps (no dead "
                          "ones); against the same config at two buffers (exact too where not "
                          "TMA).", ["problem_id", "tma", "bufs"]),
-          *suite_lines(), *ncu_lines()]
+          *suite_lines("call299", "call307", "After the input-buffer change.", True),
+          *halves_lines(),
+          *suite_lines("call307", "call308", "With the halves' diagonal blocks, before their "
+                       "copy guard (ResNeXt-50 layer2.0's shipped tile took them and spilled).",
+                       False),
+          *suite_lines("call307", "call309", "With the copy guard: as shipped now. Compare "
+                       "our times: cuDNN's varied (in bf16 it took 1.3-1.4x call 307's time on "
+                       "three small 3D layers).", True),
+          *ncu_lines()]
     (HERE / "derived.md").write_text("\n".join(md))
 
 
