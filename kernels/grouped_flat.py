@@ -186,42 +186,40 @@ if HAVE_GLUON:
         return acc
 
     @gluon.jit
-    def _taps_wgmma(acc, x_units, w_smem, TAP0, BUF: gl.constexpr, R: gl.constexpr,
+    def _taps_wgmma(accs, x_units, w_smem, TAP0, BUF: gl.constexpr, R: gl.constexpr,
                     S: gl.constexpr, P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
                     NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr,
                     DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
-                    XT: gl.constexpr):
+                    XT: gl.constexpr, HALVES: gl.constexpr):
         """``_taps`` as warpgroup mmas that read both operands from shared memory: each
         tap's shifted run of rows (XT: swizzled rows) and its filter tile, issued
         back to back without waiting; waits for all before returning (the next copies
-        overwrite the buffer)."""
-        for t in gl.static_range(R * S):
-            a = tap_rows(x_units, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
-                         XT, True)
-            acc = warpgroup_mma(a, w_smem.index(TAP0 + t).permute((1, 0)), acc,
-                                is_async=True)
-        return warpgroup_mma_wait(0, deps=[acc])
-
-    @gluon.jit
-    def _taps_halves(accs, x_units, w_smem, TAP0, BUF: gl.constexpr, R: gl.constexpr,
-                     S: gl.constexpr, P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
-                     NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr,
-                     DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
-                     XT: gl.constexpr):
-        """``_taps_wgmma`` on a 32-wide tile whose groups stay within its 16-channel halves
-        (``half_blocks``): each half of the tap's rows with its own diagonal 16 x 16 block
-        of the filter tile, into its own accumulator (``accs[h]``: output channels 16 h ..):
-        the same rows read, half the filter bytes and half the matrix work."""
-        a0, a1 = accs
+        overwrite the buffer). ``accs``: the accumulator, or with HALVES (a 32-wide tile
+        whose groups stay within its 16-channel halves: ``half_blocks``) one a half, each
+        half of the rows against its own diagonal 16 x 16 block of the filter tile: the
+        same rows read, half the filter bytes and half the matrix work."""
+        a0 = accs[0]
+        if HALVES:
+            a1 = accs[1]
         for t in gl.static_range(R * S):
             a = tap_rows(x_units, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
                          XT, True)
             w = w_smem.index(TAP0 + t)
-            a0 = warpgroup_mma(a.slice(0, 16, 1), w.slice(0, 16, 0).slice(0, 16, 1).permute(
-                (1, 0)), a0, is_async=True)
-            a1 = warpgroup_mma(a.slice(16, 16, 1), w.slice(16, 16, 0).slice(16, 16, 1).permute(
-                (1, 0)), a1, is_async=True)
-        return warpgroup_mma_wait(0, deps=[a0, a1])
+            if HALVES:
+                a0 = warpgroup_mma(a.slice(0, 16, 1),
+                                   w.slice(0, 16, 0).slice(0, 16, 1).permute((1, 0)), a0,
+                                   is_async=True)
+                a1 = warpgroup_mma(a.slice(16, 16, 1),
+                                   w.slice(16, 16, 0).slice(16, 16, 1).permute((1, 0)), a1,
+                                   is_async=True)
+            else:
+                a0 = warpgroup_mma(a, w.permute((1, 0)), a0, is_async=True)
+        # (One return: Triton compares every return's type, a dead branch's too.)
+        if HALVES:
+            out = warpgroup_mma_wait(0, deps=[a0, a1])
+        else:
+            out = (warpgroup_mma_wait(0, deps=[a0]),)
+        return out
 
     @gluon.jit
     def _filter_regs(w_smem, TAPS: gl.constexpr, B_L: gl.constexpr):
@@ -374,7 +372,7 @@ if HAVE_GLUON:
         if WGMMA:
             # Warpgroup mmas of 64 positions x BLOCK channels x 16, both operands read
             # from shared memory (no ldmatrix, no operand registers), issued back to back.
-            # (HALVES: two accumulators of 16 channels, ``_taps_halves``.)
+            # (HALVES: two accumulators of 16 channels, ``_taps_wgmma``.)
             MMA: gl.constexpr = gl.NVMMADistributedLayout(
                 version=[3, 0], warps_per_cta=[NW, 1],
                 instr_shape=[16, BLOCK // 2 if HALVES else BLOCK, 16])
@@ -480,12 +478,9 @@ if HAVE_GLUON:
                     # The copies (and the filter tiles' stores) are read by the async proxy.
                     fence_async_shared()
                 gl.thread_barrier()
-                if HALVES:
-                    acc = _taps_halves(acc, x_units, w_smem, td * (R * S), buf, R, S, P, WP, XP,
-                                       NPH, STH, STW, DLH, DLW, BLOCK, XT)
-                elif WGMMA:
-                    acc = (_taps_wgmma(acc[0], x_units, w_smem, td * (R * S), buf, R, S, P, WP,
-                                       XP, NPH, STH, STW, DLH, DLW, BLOCK, XT),)
+                if WGMMA:
+                    acc = _taps_wgmma(acc, x_units, w_smem, td * (R * S), buf, R, S, P, WP, XP,
+                                      NPH, STH, STW, DLH, DLW, BLOCK, XT, HALVES)
                 elif REUSE:
                     acc = _taps_reuse(acc, x_units, w_smem, bs, td * (R * S), buf, R, S, WP,
                                       XP, NPH, STH, STW, DLH, DLW, BLOCK, SPAN, XR, B_REGS,
@@ -763,7 +758,7 @@ def half_blocks(geom, cfg: Config, transposed: bool) -> bool:
     """HALVES of ``cfg``'s launch on ``geom``: a 32-wide WGMMA tile whose groups stay within
     its 16-channel halves (as many input as output channels a group, a divisor of 16) takes
     each half's diagonal 16 x 16 block of the filter tile, not the whole tile, whose other
-    half is zeros (``_taps_halves``): 1.03x a config on the 3D layers, 1.00x on the 2D ones
+    half is zeros (``_taps_wgmma``): 1.03x a config on the 3D layers, 1.00x on the 2D ones
     (H200, call 308: validation/results/flat_buffers_h200/). Not where a thread issues more
     than HALVES_MAX_COPIES copies a step (``copies_per_thread``), nor for the dgrad twin
     (``transposed``)."""
