@@ -494,18 +494,14 @@ if HAVE_GLUON:
                 # The next copies overwrite the buffer just read.
                 gl.thread_barrier()
                 if td == T - 1:
-                    if HALVES:
-                        for h in gl.static_range(HALF):
-                            _epilogue(acc[h], item, end, pack, out_ptr, syn, syc, syd, syh,
-                                      syw, bias_ptr, res_ptr, srn, src, srd, srh, srw, K, OD,
-                                      OH, OW, TILES_H, KG, GPT, ROWS, WP, M, SPAN, 0, AW, DEPTH,
-                                      ACT, HAS_BIAS, HAS_RES, MMA, copy_layout(AW, NW), h * AW)
-                    else:
-                        for i in gl.static_range(RUNS):
-                            _epilogue(acc[i], item, end, pack, out_ptr, syn, syc, syd, syh,
-                                      syw, bias_ptr, res_ptr, srn, src, srd, srh, srw, K, OD,
-                                      OH, OW, TILES_H, KG, GPT, ROWS, WP, M, SPAN, 16 * i,
-                                      BLOCK, DEPTH, ACT, HAS_BIAS, HAS_RES, MMA, LX)
+                    # Accumulator i: run i of each warp's positions (REUSE), or the channels
+                    # from i * AW (HALVES); never both (REUSE is mma.sync's).
+                    for i in gl.static_range(RUNS * HALF):
+                        _epilogue(acc[i], item, end, pack, out_ptr, syn, syc, syd, syh, syw,
+                                  bias_ptr, res_ptr, srn, src, srd, srh, srw, K, OD, OH, OW,
+                                  TILES_H, KG, GPT, ROWS, WP, M, SPAN,
+                                  0 if HALVES else 16 * i, AW, DEPTH, ACT, HAS_BIAS, HAS_RES,
+                                  MMA, copy_layout(AW, NW), i * AW if HALVES else 0)
                     acc = _zero_runs(M, AW, RUNS * HALF, MMA)
         if TMA:
             # The copies issued past the last step (into buffers 0 .. BUFS - 2) land before
@@ -539,7 +535,8 @@ FLAT_ITEMS = (2, 4, 8)
 FILL_ITEMS = (2, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64)
 FILL_LEVELS = (1, 2, 3, 4, 6)
 # One item a program, offered to 3D convs where two leave SMs idle: twice the programs, each
-# with fewer steps (4 for 6 at three depth taps: a program's steps go in pairs). On the
+# with fewer steps (at three depth taps, 3 for 6 on WGMMA tiles, a buffer a step:
+# ``input_buffers``; 4 on mma.sync ones, whose steps go in pairs). On the
 # small 3D layers of the issue-6 suite (ResNeXt3D-50 layer2.x-4.0 at batch 1, 32 to 128
 # programs of two items) the fastest config a layer took 0.86-0.96 of the time of the
 # fastest with two items or more (H200, call 301: validation/results/filter_async_h200/).
