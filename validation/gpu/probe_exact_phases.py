@@ -40,6 +40,7 @@ from convdispatch.validation.bench_layers import (
 from convdispatch.validation.probe_io import (
     checked_in_workers,
     launch_error,
+    launch_passed,
     stream_rows,
     tile_groups,
 )
@@ -98,7 +99,7 @@ def layer_rows(i: int, p, checked: dict) -> list[dict]:
                    err_pow2=errs[False][0], err_exact=errs[True][0],
                    error=errs[False][1] or errs[True][1], pow2_us=None, exact_us=None,
                    smem_pow2=grouped_flat.GroupedFlatFamily().smem_bytes(g, cand.config))
-        ok = all(v[0] is not None and v[0] < 5e-2 for v in errs.values())
+        ok = all(launch_passed(v[0]) for v in errs.values())
         if ok:
             def run(exact, c=cand):
                 set_exact(exact)

@@ -48,6 +48,7 @@ from convdispatch.validation.bench_layers import (
 from convdispatch.validation.probe_io import (
     checked_in_workers,
     launch_error,
+    launch_passed,
     stream_rows,
     tile_groups,
 )
@@ -137,7 +138,7 @@ def layer_rows(i: int, p, topk: int, checked: dict) -> list[dict]:
         row = dict(problem_id=p.id, config=cand.id, how=how, cudnn_us=round(cudnn_ms * 1e3, 3),
                    err_off=errs.get(False, none)[0], err_on=errs[True][0],
                    error=errs.get(False, none)[1] or errs[True][1], off_us=None, on_us=None)
-        if all(v[0] is not None and v[0] < 5e-2 for v in errs.values()):
+        if all(launch_passed(v[0]) for v in errs.values()):
             def run(on, c=cand):
                 set_async(on)
                 _run(c, x, w, b, p, buf)

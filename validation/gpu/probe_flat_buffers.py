@@ -51,7 +51,12 @@ from convdispatch.validation.bench_layers import (
     suite_layers,
     torch_conv,
 )
-from convdispatch.validation.probe_io import checked_in_workers, launch_error, stream_rows
+from convdispatch.validation.probe_io import (
+    checked_in_workers,
+    launch_error,
+    launch_passed,
+    stream_rows,
+)
 
 REP_MS = 5
 FASTEST = 4
@@ -76,8 +81,10 @@ LADDER_LAYERS = tuple(f"resnext50_32x4d/layer{b}.conv2/n32" for b in ("1.0", "2.
                       ) + tuple(f"video3d/resnext3d_50.layer{b}.conv2/n8"
                                 for b in ("1.0", "2.0", "2.1"))
 # Mode "halves" (call 308): the configs whose tiles take the halves' diagonal blocks
-# (``half_blocks``), each with and without them, at the buffers the rules give.
-MODE = {"ladder": False, "halves": False}
+# (``half_blocks``), each with and without them, at the buffers the rules give (call 308
+# ran before the rule's copy guard: 66 variants, 64 now). "": the buffer variants (call 304).
+MODES = ("", "ladder", "halves")
+MODE = {"name": ""}
 
 
 def force(variant: tuple[int, bool, bool]) -> None:
@@ -102,7 +109,7 @@ def _fastest(pid: str) -> list[str]:
 def configs(p) -> list[tuple[Candidate, str]]:
     """(candidate, how it came: 'fastest', 'model' or 'ladder') of layer ``p``."""
     spec = spec_of(torch.device("cuda"))
-    if MODE["ladder"]:
+    if MODE["name"] == "ladder":
         if not p.id.startswith(LADDER_LAYERS):
             return []
         return [(Candidate(FAM.name, Config(BLOCK_M=pos, BLOCK_N=bn, ITEMS=items, num_warps=8,
@@ -119,18 +126,19 @@ def configs(p) -> list[tuple[Candidate, str]]:
     for c in ranked[:MODEL]:
         out.setdefault(c.id, (c, "model"))
     found = list(out.values())[:MAX_CONFIGS]
-    if MODE["halves"]:
+    if MODE["name"] == "halves":
         g = trim_dead_taps(p.geom)
         return [(c, how) for c, how in found if RULES[2](g, c.config, False)]
     return found
 
 
-def variants(p, cand: Candidate) -> list[tuple[int, bool]]:
-    """The (buffers, exact) variants of ``cand`` on layer ``p`` (see the module's text)."""
+def variants(p, cand: Candidate) -> list[tuple[int, bool, bool]]:
+    """The (buffers, exact, halves) variants of ``cand`` on layer ``p`` (see the module's
+    text)."""
     g = trim_dead_taps(p.geom)
     cfg = cand.config
     steps = cfg["ITEMS"] * g.t
-    if MODE["halves"]:
+    if MODE["name"] == "halves":
         ruled = (RULES[0](g, cfg), RULES[1](g, cfg))
         return [(*ruled, False), (*ruled, True)]
     if cfg.get("TMA"):
@@ -140,7 +148,7 @@ def variants(p, cand: Candidate) -> list[tuple[int, bool]]:
     out = []
     for v in ways:
         force((*v, False))
-        if MODE["ladder"] and steps % v[0]:
+        if MODE["name"] == "ladder" and steps % v[0]:
             continue
         if v[0] <= max(2, steps) and FAM.smem_bytes(g, cfg) <= spec_of(
                 torch.device("cuda")).smem_bytes:
@@ -156,9 +164,9 @@ def _run(cand: Candidate, variant, x, w, b, p, out) -> None:
 
 def check(task: tuple) -> list[tuple]:
     """Worker: compile and check config ``task[2]`` of layer ``task[1]`` (``task[3]``: the
-    ladder mode, which a spawned worker does not inherit), every variant: (layer, config
-    id, buffers, exact, rel err or None, error)."""
-    dtype, i, cid, MODE["ladder"], MODE["halves"] = task
+    mode, which a spawned worker does not inherit), every variant: (layer, config id,
+    buffers, exact, halves, rel err or None, error)."""
+    dtype, i, cid, MODE["name"] = task
     p = layers(dtype)[i]
     x, w, b, ref = layer_tensors(p.geom, i)
     cand = next(c for c, _ in configs(p) if c.id == cid)
@@ -188,7 +196,7 @@ def layer_rows(i: int, p, checked: dict) -> list[dict]:
                             * FAM.pixel_tiles(live, cand.config),
                             sms=spec.sm_count, cudnn_us=round(cudnn_ms * 1e3, 3), err=err,
                             error=msg, us=None)
-            if err is not None and err < 5e-2:
+            if launch_passed(err):
                 ok.append(v)
         times: dict[tuple, list[float]] = {v: [] for v in ok}
         for order in (ok, ok[::-1], ok):
@@ -201,9 +209,10 @@ def layer_rows(i: int, p, checked: dict) -> list[dict]:
         rows += cells.values()
     done = [r for r in rows if r["us"]]
     if done:
-        base = min((r for r in done if (r["bufs"] == 2 or MODE["halves"])
-                    and not r["halves"] and (not r["exact"] or MODE["halves"])),
-                   key=lambda r: r["us"], default=None)
+        # (as before: two buffers at powers of two, or in halves mode the rules' buffers)
+        before = ((lambda r: not r["halves"]) if MODE["name"] == "halves"
+                  else (lambda r: r["bufs"] == 2 and not r["exact"]))
+        base = min(filter(before, done), key=lambda r: r["us"], default=None)
         best = min(done, key=lambda r: r["us"])
         print(f"{p.id}: cuDNN {cudnn_ms * 1e3:.1f} us; best as before "
               f"{base['us'] if base else float('nan'):.2f}; best {best['us']:.2f} "
@@ -217,12 +226,12 @@ def main() -> None:
     dtype = sys.argv[2] if len(sys.argv) > 2 else "float16"
     jobs = int(sys.argv[3]) if len(sys.argv) > 3 else 12
     shard, shards = map(int, (sys.argv[4] if len(sys.argv) > 4 else "0/1").split("/"))
-    for mode in MODE:
-        MODE[mode] = len(sys.argv) > 5 and sys.argv[5] == mode
+    MODE["name"] = sys.argv[5] if len(sys.argv) > 5 else ""
+    if MODE["name"] not in MODES:
+        raise SystemExit(f"unknown mode {MODE['name']!r}; known: {MODES[1:]}")
     todo = layers(dtype)
     mine = [i for i in range(len(todo)) if i % shards == shard]
-    tasks = [(dtype, i, c.id, MODE["ladder"], MODE["halves"]) for i in mine
-             for c, _ in configs(todo[i])]
+    tasks = [(dtype, i, c.id, MODE["name"]) for i in mine for c, _ in configs(todo[i])]
     print(f"{len(tasks)} compile tasks", flush=True)
     checked = checked_in_workers(check, tasks, jobs)
     stream_rows(out, (layer_rows(i, todo[i], checked) for i in mine))
