@@ -746,8 +746,9 @@ def filter_regs(geom, cfg: Config, transposed: bool) -> bool:
 
 # A thread's 16-byte input copies a step (cp.async configs) up to which a tile takes the
 # halves' diagonal blocks: ResNeXt-50 layer2.0's 128-position 4-warp tile (20 copies a
-# thread) spills with them (ptxas: 255 registers and 12 bytes of spills, 240 and none
-# without) and ran 0.92x (H200, call 308); at 12 or fewer no tile measured spilled.
+# thread) spills with them (ptxas: 255 registers and 12 bytes of spills; none without) and
+# ran 0.92x (H200, call 308); no tile of 12 or fewer that ptxas_registers.py compiles
+# spills (validation/results/flat_buffers_h200/ptxas_registers.txt).
 HALVES_MAX_COPIES = 12
 
 
@@ -784,8 +785,8 @@ def input_buffers(geom, cfg: Config) -> int:
     # 22 in float16 and bfloat16 (H200, call 304: validation/results/flat_buffers_h200/). Not
     # with more items a program: there the deeper pipeline lost as often as it won on 3D
     # layers (0.75-1.07x) and lost on 2D ones (0.49-1.01x; the loop, unrolled a buffer a
-    # step, spills at 4 warps: ptxas, ResNeXt-50 layer2.0's 128 x 32 tile, 248 registers and
-    # no spills at two buffers, 255 and 180 bytes at three); 8-warp tiles, which do not
+    # step, spills at 4 warps: ptxas, ResNeXt-50 layer2.0's 128 x 32 tile, no spills at two
+    # buffers, 172-216 bytes at three: ptxas_registers.txt); 8-warp tiles, which do not
     # spill, with no dead steps, 0.93-1.06x a layer's geomean (call 306).
     if cfg["ITEMS"] == ONE_ITEM and cfg.get("WGMMA"):
         return max(2, geom.t)

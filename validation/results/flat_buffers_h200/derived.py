@@ -23,6 +23,7 @@ from convdispatch.validation.derived_tables import (
     summary,
     table_head,
 )
+from convdispatch.validation.row_compare import geomean
 
 HERE = Path(__file__).parent
 BEFORE = HERE.parent / "filter_async_h200" / "call299"
@@ -69,6 +70,21 @@ def rule_lines(d: pd.DataFrame) -> list[str]:
         out.append(line([r.problem_id, r.config.split(":", 1)[1], f"{r.base:.2f}",
                          f"{r.us:.2f}", f"{r.x:.3f}"]))
     return out + [""]
+
+
+def best_of_lines(probe: pd.DataFrame) -> list[str]:
+    """Each layer's faster of call 299's shipped choice and call 304's fastest config (fp16),
+    against call 299's cuDNN: what a model that chose them would give on this GPU."""
+    suite = pd.read_csv(suite_path("call299", "fp16"))
+    fast = (pd.concat([probe, probe.assign(us=probe.base)])
+            .groupby("problem_id").us.min().rename("probe_us"))
+    m = suite.set_index("problem_id").join(fast)
+    best = m[["call_us", "probe_us"]].min(axis=1)
+    shipped = geomean(m.cudnn_us / m.call_us)
+    both = geomean(m.cudnn_us / best)
+    return [f"Call 299's shipped choices, fp16: {shipped:.3f}x cuDNN (geomean over {len(m)} "
+            f"layers); each layer's faster of that and call 304's fastest config: "
+            f"{both:.3f}x ({both / shipped:.3f}x).", ""]
 
 
 def ncu_value(text: str, name: str) -> str:
@@ -157,6 +173,8 @@ def main() -> None:
                          "buffers (exact: phase images at their copied length).",
                          ["dtype", "dims", "tma", "bufs", "exact"]),
           *rule_lines(probe),
+          "## Call 304's fastest configs with call 299's shipped choices", "",
+          *best_of_lines(probe[probe.dtype == "float16"]),
           *variant_lines(probe[probe.dims == "3D"].assign(items=~probe.one),
                          "Call 304: 3D layers, one item a program or more",
                          "items True: two or more items a program.",
