@@ -45,8 +45,11 @@ GUARD_FILE = "guard.txt"
 LEGACY_CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TILE_W",
                       "L1_TAPS", "FILTER_ROWS", "ITEMS", "WGMMA", "num_warps", "num_stages")
 # Config values added since the models that record no 'config_values' were saved: such a
-# model never saw them (grouped_flat's one item a program, call 298).
+# model never saw them (grouped_flat's one item a program, call 298), of any family or of
+# one family's configs (grouped_flat's 64-wide tiles: other families' configs had
+# BLOCK_N=64 all along).
 NEW_SINCE_LEGACY_VALUES = {"ITEMS": (1,)}
+NEW_SINCE_LEGACY_FAMILY_VALUES = {"grouped_flat": {"BLOCK_N": (64,)}}
 MODELS_ROOT = Path(__file__).resolve().parent.parent / "models"
 TRANSFORMS = ("exp", "negate", "none")
 
@@ -97,6 +100,14 @@ class LoadedModel:
         return frozenset(self.schema.get("config_keys", LEGACY_CONFIG_KEYS))
 
     @property
+    def family_config_values(self) -> dict[str, dict[str, frozenset]] | None:
+        """Each family's config keys and their values in training (schema.json
+        'family_config_values'), or None for a model saved before they were recorded."""
+        fams = self.schema.get("family_config_values")
+        return None if fams is None else {
+            f: {k: frozenset(v) for k, v in values.items()} for f, values in fams.items()}
+
+    @property
     def config_values(self) -> dict[str, frozenset] | None:
         """Each config key's values the model saw in training (schema.json
         'config_values'), or None for a model saved before they were recorded (it saw every
@@ -106,15 +117,22 @@ class LoadedModel:
 
     def unseen(self, candidates: Sequence[Candidate]) -> list[bool]:
         """For each candidate, whether its family, a key of its config or that key's value
-        is one the model never saw in training."""
+        is one the model never saw in training (in that family's rows, where the model
+        records them: another family's configs may have held the value)."""
+        per_family = self.family_config_values
+        if per_family is not None:
+            return [c.family not in per_family
+                    or any(v not in per_family[c.family].get(k, ()) for k, v in c.config.items())
+                    for c in candidates]
         fams, keys, values = self.families, self.config_keys, self.config_values
         if values is None:
             values = {}
-            new = NEW_SINCE_LEGACY_VALUES
+            new, family_new = NEW_SINCE_LEGACY_VALUES, NEW_SINCE_LEGACY_FAMILY_VALUES
         else:
-            new = {}
+            new, family_new = {}, {}
         return [c.family not in fams or not keys.issuperset(c.config.keys())
-                or any(v in new.get(k, ()) or (k in values and v not in values[k])
+                or any(v in new.get(k, ()) or v in family_new.get(c.family, {}).get(k, ())
+                       or (k in values and v not in values[k])
                        for k, v in c.config.items())
                 for c in candidates]
 
@@ -228,14 +246,28 @@ def _check_schema(schema: dict, path: Path) -> None:
     if values is not None and not _config_values_ok(values, keys):
         raise ModelLoadError(f"{path}: 'config_values' must map each of config_keys {keys!r} "
                              f"to a non-empty list of integers, got {values!r}")
+    per_family = schema.get("family_config_values")
+    if per_family is not None and not _family_config_values_ok(per_family, fams, keys):
+        raise ModelLoadError(f"{path}: 'family_config_values' must map each of 'families' "
+                             f"{fams!r} to config keys of {keys!r} with non-empty lists of "
+                             f"integers, got {per_family!r}")
 
 
-def _config_values_ok(values, keys) -> bool:
-    """Whether ``values`` maps exactly the keys ``keys`` to non-empty lists of integers."""
-    return (isinstance(values, dict) and set(values) == set(keys)
+def _config_values_ok(values, keys, exact: bool = True) -> bool:
+    """Whether ``values`` maps the keys ``keys`` (``exact``: all of them, else some or
+    none: a family whose configs have no keys) to non-empty lists of integers."""
+    return (isinstance(values, dict)
+            and (set(values) == set(keys) if exact else set(values) <= set(keys))
             and all(isinstance(v, list) and v
                     and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
                     for v in values.values()))
+
+
+def _family_config_values_ok(per_family, families, keys) -> bool:
+    """Whether ``per_family`` maps exactly ``families`` to config values of some of
+    ``keys`` (``_config_values_ok``)."""
+    return (isinstance(per_family, dict) and set(per_family) == set(families)
+            and all(_config_values_ok(v, keys, exact=False) for v in per_family.values()))
 
 
 def load_model(path: str | os.PathLike) -> LoadedModel:
@@ -327,7 +359,9 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
                     families: Sequence[str] | None = None,
                     guard: tuple[object, GuardParams] | None = None,
                     config_keys: Sequence[str] | None = None,
-                    config_values: dict[str, Sequence[int]] | None = None) -> dict:
+                    config_values: dict[str, Sequence[int]] | None = None,
+                    family_config_values: dict[str, dict[str, Sequence[int]]] | None = None
+                    ) -> dict:
     """Write model.txt (and guard.txt), schema.json, meta.json; verify the numpy
     evaluator against lightgbm.
 
@@ -336,7 +370,8 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
     ``config_keys``: the config keys in the training data (default: every key of
     ``CONFIG_KEYS``); ``config_values``: each one's values there, over every family's rows
     (its keys are then the config keys; None records none, and the model reads as having
-    seen every value but NEW_SINCE_LEGACY_VALUES). Returns the
+    seen every value but NEW_SINCE_LEGACY_VALUES); ``family_config_values``: the same a
+    family, over its rows (its keys the families; None records none). Returns the
     meta written (with the model's sha256, identity and the largest |tree_model -
     lightgbm| difference on ``check_X``). Raises RuntimeError when that exceeds 1e-6.
     Files are written model files first, then schema.json, meta.json, each
@@ -363,6 +398,12 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
     if config_values is not None and not _config_values_ok(config_values, keys):
         raise ValueError(f"config values {config_values} must give each key a non-empty list "
                          "of integers")
+    if family_config_values is not None:
+        family_config_values = {f: {k: sorted(set(vs)) for k, vs in values.items()}
+                                for f, values in family_config_values.items()}
+        if not _family_config_values_ok(family_config_values, fams, keys):
+            raise ValueError(f"family config values {family_config_values} must give each of "
+                             f"the families {fams} config values of the keys {keys}")
     directions = sorted({FAMILY_DIRECTION[f] for f in fams})
     if len(directions) > 1:
         raise ValueError(f"families {fams} mix directions {directions}: one model a direction")
@@ -380,6 +421,8 @@ def write_model_dir(out: str | os.PathLike, booster, method: str, device: Device
         "schema_version": SCHEMA_VERSION, "feature_names": list(FEATURE_NAMES),
         "families": fams, "config_keys": keys,
         **({"config_values": config_values} if config_values is not None else {}),
+        **({"family_config_values": family_config_values}
+           if family_config_values is not None else {}),
         "direction": directions[0], "method": method,
         "score": {"transform": info.transform, "unit": info.unit},
         "model_file": MODEL_FILE, "model_sha256": sha,

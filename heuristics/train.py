@@ -377,9 +377,12 @@ def train(sweeps: Sequence[str | os.PathLike], out: str | os.PathLike,
     check_X = np.concatenate([train_ds.X[:2000]] + ([hold_ds.X[:2000]] if hold_ds else []))
     trained = sorted(set(train_ds.rows["family"][train_ds.ok].tolist()))
     guard_model = (guard_fit.booster, guard) if guard is not None else None
+    configs = train_ds.rows["config"][train_ds.ok]
+    families = train_ds.rows["family"][train_ds.ok]
     return write_model_dir(out, booster, chosen, ds.device, meta, check_X, trained,
-                           guard=guard_model, config_values=config_values_of(
-                               train_ds.rows["config"][train_ds.ok]))
+                           guard=guard_model, config_values=config_values_of(configs),
+                           family_config_values={f: config_values_of(configs[families == f])
+                                                 for f in trained})
 
 
 def _meta(ds, train_ds, hold_ds, sweeps, hp, methods, cv, holdout, chosen, shipped) -> dict:

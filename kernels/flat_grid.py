@@ -235,7 +235,7 @@ if HAVE_GLUON:
 
         ``swizzled`` (the wgmma kernels, whose tap views are wgmma's A operand): whole rows
         of ``block`` channels swizzled over the row's width (32 bytes at 16 channels, 64 at
-        32), wgmma's own layout. The swizzle is a function of the shared-memory address,
+        32, 128 at 64), wgmma's own layout. The swizzle is a function of the shared-memory address,
         so a view may start on any row (call 282: wgmma read views at every row shift
         0..39 exactly; ``validation/gpu/probe_wgmma_shift.py``); the copies start on whole
         swizzle patterns (8 rows: phase images and copy runs are multiples of 32 rows).
@@ -311,7 +311,7 @@ if HAVE_GLUON:
                      CG: gl.constexpr, GPT: gl.constexpr, R: gl.constexpr, S: gl.constexpr,
                      BLOCK: gl.constexpr, TRANSPOSED: gl.constexpr, LX: gl.constexpr,
                      BURST: gl.constexpr, W_VEC: gl.constexpr = 1, w_plane=0,
-                     ASYNC: gl.constexpr = False):
+                     ASYNC: gl.constexpr = False, COLS: gl.constexpr = 0):
         """Every tap's block-diagonal [BLOCK, BLOCK] filter tile of pack ``pack`` of GPT
         groups into ``w_smem`` (tile TAP0 + t: tap t at strides swr, sws), loaded in the copies'
         layout LX (runs of 8 input channels, contiguous in a channels_last filter): rows
@@ -328,11 +328,17 @@ if HAVE_GLUON:
         added to the pointer (added to the offsets, it compiled to more instructions).
         ASYNC: cp.async copies straight into ``w_smem`` (zeros where masked), left
         uncommitted, so that every plane's copies are in flight at once (``filter_async``);
-        W_VEC elements must be at least 4 bytes."""
+        W_VEC elements must be at least 4 bytes. COLS > 0 (``grouped_flat.diag_blocks``):
+        only the diagonal blocks of COLS channels, a [BLOCK, COLS] tile whose row k holds
+        the input channels of k's block (from COLS * (k // COLS)); LX of COLS columns."""
+        WIDTH: gl.constexpr = COLS if COLS > 0 else BLOCK
         k_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(1, LX))
-        c_rel = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
+        c_rel = gl.arange(0, WIDTH, layout=gl.SliceLayout(0, LX))
         kw = gl.expand_dims(pack * (GPT * KG) + k_rel, 1)
+        # the pack's input channel of each column
         cw = gl.expand_dims(c_rel, 0)
+        if COLS > 0:
+            cw = cw + gl.expand_dims((k_rel // COLS) * COLS, 1)
         w_ok = ((gl.expand_dims(k_rel // KG, 1) == cw // CG)
                 & gl.expand_dims(k_rel < GPT * KG, 1) & (cw < GPT * CG) & (kw < K))
         if TRANSPOSED:

@@ -26,14 +26,16 @@ loads it took (ResNeXt-50 layer2.1, 8 runs a warp: 36 a plane where 72 were).
 WGMMA (Hopper): each tap is warpgroup mmas that read both operands from shared memory,
 the tap's shifted run of rows and its filter tile, issued back to back and waited for
 once a step: no ldmatrix, no operand registers. The rows are swizzled over their width
-(32 or 64 bytes), which a view may start on any row of, as the swizzle follows the
+(32, 64 or 128 bytes), which a view may start on any row of, as the swizzle follows the
 shared-memory address (``flat_grid.row_layout``). Its tiles are 4 or 8 warps (a
 warpgroup takes 64 positions), and 32 wide also for groups of 16 channels or fewer: the
 block-diagonal zeros cost matrix work that is now cheap, and a copy moves 64 bytes a
 pixel (ResNeXt-50 layer2.0 at batch 32, stride 2: the best row 40.0 -> 35.3 us, call 284;
 validation/results/flat_wgmma_h100/). Where a 32-wide tile's groups fit its 16-channel
-halves, each half of the rows meets only its diagonal 16 x 16 block of the filter tile
-(``half_blocks``): half the filter bytes and matrix work.
+halves, each half of the rows meets only its diagonal 16 x 16 block of the filter tile,
+the only part of it held (``diag_blocks``): half the filter bytes and matrix work. Tiles 64
+wide (128 bytes a pixel a copy) hold and multiply their four blocks alone; they were faster
+than the narrower tiles on few layers (validation/results/wide_tiles_h200/).
 
 TMA (WGMMA configs with TMA=1, Hopper): each buffer's phase images are TMA boxes of
 whole grid rows of 5D views of the input's phases ([N, D, H / STH, W / STW, C]:
@@ -190,35 +192,35 @@ if HAVE_GLUON:
                     S: gl.constexpr, P: gl.constexpr, WP: gl.constexpr, XP: gl.constexpr,
                     NPH: gl.constexpr, STH: gl.constexpr, STW: gl.constexpr,
                     DLH: gl.constexpr, DLW: gl.constexpr, BLOCK: gl.constexpr,
-                    XT: gl.constexpr, HALVES: gl.constexpr):
+                    XT: gl.constexpr, DIAG: gl.constexpr):
         """``_taps`` as warpgroup mmas that read both operands from shared memory: each
         tap's shifted run of rows (XT: swizzled rows) and its filter tile, issued
         back to back without waiting; waits for all before returning (the next copies
-        overwrite the buffer). ``accs``: the accumulator, or with HALVES (a 32-wide tile
-        whose groups stay within its 16-channel halves: ``half_blocks``) one a half, each
-        half of the rows against its own diagonal 16 x 16 block of the filter tile: the
-        same rows read, half the filter bytes and half the matrix work."""
-        a0 = accs[0]
-        if HALVES:
-            a1 = accs[1]
+        overwrite the buffer). ``accs``: an accumulator a diagonal block (DIAG of them,
+        ``diag_blocks``; one: the whole tile), each block's columns of the rows against
+        its own diagonal block of the filter tile (``w_smem`` holds those blocks alone:
+        [BLOCK, BLOCK / DIAG] a tap): the same rows read, 1 / DIAG of the filter bytes and
+        of the matrix work."""
+        DB: gl.constexpr = BLOCK // DIAG
         for t in gl.static_range(R * S):
             a = tap_rows(x_units, t, 0, P, BUF, S, WP, XP, NPH, STH, STW, DLH, DLW, BLOCK,
                          XT, True)
             w = w_smem.index(TAP0 + t)
-            if HALVES:
-                a0 = warpgroup_mma(a.slice(0, 16, 1),
-                                   w.slice(0, 16, 0).slice(0, 16, 1).permute((1, 0)), a0,
-                                   is_async=True)
-                a1 = warpgroup_mma(a.slice(16, 16, 1),
-                                   w.slice(16, 16, 0).slice(16, 16, 1).permute((1, 0)), a1,
-                                   is_async=True)
-            else:
-                a0 = warpgroup_mma(a, w.permute((1, 0)), a0, is_async=True)
+            new = ()
+            for j in gl.static_range(DIAG):
+                if DIAG == 1:
+                    new = new + (warpgroup_mma(a, w.permute((1, 0)), accs[j],
+                                               is_async=True),)
+                else:
+                    new = new + (warpgroup_mma(a.slice(j * DB, DB, 1),
+                                               w.slice(j * DB, DB, 0).permute((1, 0)),
+                                               accs[j], is_async=True),)
+            accs = new
         # (One return: Triton compares every return's type, a dead branch's too.)
-        if HALVES:
-            out = warpgroup_mma_wait(0, deps=[a0, a1])
+        if DIAG == 1:
+            out = (warpgroup_mma_wait(0, deps=[accs[0]]),)
         else:
-            out = (warpgroup_mma_wait(0, deps=[a0]),)
+            out = warpgroup_mma_wait(0, deps=accs)
         return out
 
     @gluon.jit
@@ -365,18 +367,18 @@ if HAVE_GLUON:
         REUSE: gl.constexpr = False, W_VEC: gl.constexpr = 1, WGMMA: gl.constexpr = False,
         TMA: gl.constexpr = False, RA: gl.constexpr = 0, RB: gl.constexpr = 0,
         OFF: gl.constexpr = (), W_ASYNC: gl.constexpr = False, BUFS: gl.constexpr = 2,
-        HALVES: gl.constexpr = False,
+        DIAG: gl.constexpr = 1,
     ):
         NW: gl.constexpr = gl.num_warps()
         LX: gl.constexpr = copy_layout(BLOCK, NW)
         if WGMMA:
             # Warpgroup mmas of 64 positions x BLOCK channels x 16, both operands read
             # from shared memory (no ldmatrix, no operand registers), issued back to back.
-            # (HALVES: two accumulators of 16 channels, ``_taps_wgmma``.)
+            # (DIAG > 1: an accumulator of BLOCK / DIAG channels a diagonal block, and the
+            # filter tiles hold those blocks alone: ``_taps_wgmma``.)
             MMA: gl.constexpr = gl.NVMMADistributedLayout(
-                version=[3, 0], warps_per_cta=[NW, 1],
-                instr_shape=[16, BLOCK // 2 if HALVES else BLOCK, 16])
-            SW: gl.constexpr = row_layout(BLOCK, BLOCK, BLOCK, True)
+                version=[3, 0], warps_per_cta=[NW, 1], instr_shape=[16, BLOCK // DIAG, 16])
+            SW: gl.constexpr = row_layout(BLOCK, BLOCK // DIAG, BLOCK, True)
         else:
             MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0],
                                                           warps_per_cta=[NW, 1],
@@ -393,9 +395,10 @@ if HAVE_GLUON:
         XR: gl.constexpr = BUFS * NPH * XP
         x_units = unit_rows(x_ptr.dtype.element_ty, XR, BLOCK, WGMMA)
         XT: gl.constexpr = row_layout(P, BLOCK, XR, WGMMA)
-        # Every tap's filter tile, rows = output channels of the pack.
-        w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [T * R * S, BLOCK, BLOCK],
-                                           SW)
+        # Every tap's filter tile, rows = output channels of the pack (its diagonal blocks'
+        # columns alone where DIAG > 1).
+        w_smem = gl.allocate_shared_memory(x_ptr.dtype.element_ty,
+                                           [T * R * S, BLOCK, BLOCK // DIAG], SW)
         ch = gl.arange(0, BLOCK, layout=gl.SliceLayout(0, LX))
         c_glob = gl.expand_dims(pack * (GPT * CG) + ch, 0)
         cok = gl.expand_dims(ch < GPT * CG, 0) & (c_glob < C)
@@ -421,8 +424,8 @@ if HAVE_GLUON:
         # trip a plane.
         for plane in gl.static_range(T):
             filter_tiles(w_smem, plane * R * S, w_ptr, pack, K, swk, swc, swr, sws, KG, CG,
-                         GPT, R, S, BLOCK, TRANSPOSED, LX, True, W_VEC, plane * swt,
-                         W_ASYNC)
+                         GPT, R, S, BLOCK, TRANSPOSED, copy_layout(BLOCK // DIAG, NW), True,
+                         W_VEC, plane * swt, W_ASYNC, BLOCK // DIAG if DIAG > 1 else 0)
         if W_ASYNC:
             cp.commit_group()
         for s in gl.static_range(1, BUFS - 1):
@@ -447,12 +450,12 @@ if HAVE_GLUON:
         SPAN: gl.constexpr = P // NW if REUSE else 16
         RUNS: gl.constexpr = SPAN // 16 if REUSE else 1
         M: gl.constexpr = 16 * NW if REUSE else P
-        # HALVES: an accumulator a half of the channels (AW wide), each its own epilogue.
-        HALF: gl.constexpr = 2 if HALVES else 1
-        AW: gl.constexpr = BLOCK // HALF
+        # DIAG: an accumulator a diagonal block of the channels (AW wide), each its own
+        # epilogue.
+        AW: gl.constexpr = BLOCK // DIAG
         # A step is one depth tap of an item (T of them an item, summed in ``acc``); BUFS
         # steps an iteration, one a buffer, so every shared-memory offset is constant.
-        acc = _zero_runs(M, AW, RUNS * HALF, MMA)
+        acc = _zero_runs(M, AW, RUNS * DIAG, MMA)
         for it in range(0, ITEMS_PER_PROGRAM * T, BUFS):
             for buf in gl.static_range(BUFS):
                 item = first + (it + buf) // T
@@ -480,7 +483,7 @@ if HAVE_GLUON:
                 gl.thread_barrier()
                 if WGMMA:
                     acc = _taps_wgmma(acc, x_units, w_smem, td * (R * S), buf, R, S, P, WP, XP,
-                                      NPH, STH, STW, DLH, DLW, BLOCK, XT, HALVES)
+                                      NPH, STH, STW, DLH, DLW, BLOCK, XT, DIAG)
                 elif REUSE:
                     acc = _taps_reuse(acc, x_units, w_smem, bs, td * (R * S), buf, R, S, WP,
                                       XP, NPH, STH, STW, DLH, DLW, BLOCK, SPAN, XR, B_REGS,
@@ -495,14 +498,14 @@ if HAVE_GLUON:
                 gl.thread_barrier()
                 if td == T - 1:
                     # Accumulator i: run i of each warp's positions (REUSE), or the channels
-                    # from i * AW (HALVES); never both (REUSE is mma.sync's).
-                    for i in gl.static_range(RUNS * HALF):
+                    # from i * AW (DIAG); never both (REUSE is mma.sync's).
+                    for i in gl.static_range(RUNS * DIAG):
                         _epilogue(acc[i], item, end, pack, out_ptr, syn, syc, syd, syh, syw,
                                   bias_ptr, res_ptr, srn, src, srd, srh, srw, K, OD, OH, OW,
                                   TILES_H, KG, GPT, ROWS, WP, M, SPAN,
-                                  0 if HALVES else 16 * i, AW, DEPTH, ACT, HAS_BIAS, HAS_RES,
-                                  MMA, copy_layout(AW, NW), i * AW if HALVES else 0)
-                    acc = _zero_runs(M, AW, RUNS * HALF, MMA)
+                                  0 if DIAG > 1 else 16 * i, AW, DEPTH, ACT, HAS_BIAS,
+                                  HAS_RES, MMA, copy_layout(AW, NW), i * AW if DIAG > 1 else 0)
+                    acc = _zero_runs(M, AW, RUNS * DIAG, MMA)
         if TMA:
             # The copies issued past the last step (into buffers 0 .. BUFS - 2) land before
             # the end. (Each of those buffers takes one copy more than the loop's
@@ -519,9 +522,13 @@ MAX_FLAT_TAPS = 9
 # (BLOCK_N, num_warps): the mma warps split the positions in sixteens; ITEMS a program
 # walks (its filter tiles load once, its items alternate buffers in pairs).
 FLAT_TILES = ((16, 2), (16, 4), (32, 2), (32, 4))
+# The 64-wide WGMMA tile: a copy moves 128 bytes a pixel (a copy-only kernel moved the
+# ResNeXt-50 layers' phase images in 5-9% less time with 128 bytes than with 64, call 291:
+# validation/results/grouped_stages_h200/), its filter tiles the diagonal blocks alone.
+FLAT_WIDE = 64
 # (BLOCK_N, num_warps) of the WGMMA tiles: warpgroup mmas of 64 positions (8 warps: two
 # warpgroups, items of 128 positions or more).
-FLAT_WGMMA_TILES = ((16, 4), (32, 4), (16, 8), (32, 8))
+FLAT_WGMMA_TILES = ((16, 4), (32, 4), (16, 8), (32, 8), (FLAT_WIDE, 4), (FLAT_WIDE, 8))
 # ITEMS offered to every geometry (4 and 8 only where the programs still cover the SMs);
 # the dgrad twin's only ones.
 FLAT_ITEMS = (2, 4, 8)
@@ -592,8 +599,9 @@ class GroupedFlatFamily(KernelFamily):
     def smem_bytes(self, geom, cfg: Config) -> int:
         c = flat_item(geom, cfg)
         bn = cfg["BLOCK_N"]
-        return ((input_buffers(geom, cfg) * c["NPH"] * c["XP"] + geom.t * geom.r * geom.s * bn)
-                * bn * geom.elem_bytes)
+        cols = bn // diag_blocks(geom, cfg, False)
+        return ((input_buffers(geom, cfg) * c["NPH"] * c["XP"] * bn
+                 + geom.t * geom.r * geom.s * bn * cols) * geom.elem_bytes)
 
     def schedule(self, geom, cfg: Config) -> str | None:
         """The row-reuse note where ``row_reuse`` holds (the one schedule this family's
@@ -614,6 +622,8 @@ class GroupedFlatFamily(KernelFamily):
             return f"num_warps={cfg['num_warps']} exceeds BLOCK_M={cfg['BLOCK_M']} / 16"
         if cfg.get("WGMMA") and device.key != "interpreter" and not device.is_hopper:
             return "WGMMA needs warpgroup mma (compute capability 9.x)"
+        if reason := wide_rejects(geom, cfg):
+            return reason
         if cfg.get("TMA") and (reason := tma_rejects(geom, cfg["BLOCK_M"], cfg["BLOCK_N"],
                                                      self.gpt(geom, cfg) * geom.cg)):
             return reason
@@ -691,7 +701,7 @@ class GroupedFlatFamily(KernelFamily):
             REUSE=reuse, W_VEC=w_vec, WGMMA=bool(cfg.get("WGMMA")),
             TMA=with_tma, OFF=offs,
             W_ASYNC=filter_async(g, cfg, call.transposed_w, w_vec, w.data_ptr()),
-            BUFS=input_buffers(g, cfg), HALVES=half_blocks(g, cfg, call.transposed_w),
+            BUFS=input_buffers(g, cfg), DIAG=diag_blocks(g, cfg, call.transposed_w),
             num_warps=cfg["num_warps"], **{"RA": 0, "RB": 0, **c})
 
 
@@ -744,25 +754,59 @@ def filter_regs(geom, cfg: Config, transposed: bool) -> bool:
             and not cfg.get("WGMMA"))
 
 
-# A thread's 16-byte input copies a step (cp.async configs) up to which a tile takes the
-# halves' diagonal blocks: ResNeXt-50 layer2.0's 128-position 4-warp tile (20 copies a
+# A thread's 16-byte input copies a step (cp.async configs) up to which a 32-wide tile takes
+# its halves' diagonal blocks: ResNeXt-50 layer2.0's 128-position 4-warp tile (20 copies a
 # thread) spills with them (ptxas: 255 registers and 12 bytes of spills; none without) and
 # ran 0.92x (H200, call 308); no tile of 12 or fewer that ptxas_registers.py compiles
 # spills (validation/results/flat_buffers_h200/ptxas_registers.txt).
 HALVES_MAX_COPIES = 12
 
 
-def half_blocks(geom, cfg: Config, transposed: bool) -> bool:
-    """HALVES of ``cfg``'s launch on ``geom``: a 32-wide WGMMA tile whose groups stay within
-    its 16-channel halves (as many input as output channels a group, a divisor of 16) takes
-    each half's diagonal 16 x 16 block of the filter tile, not the whole tile, whose other
-    half is zeros (``_taps_wgmma``): 1.03x a config on the 3D layers, 1.00x on the 2D ones
-    (H200, call 308: validation/results/flat_buffers_h200/). Not where a thread issues more
-    than HALVES_MAX_COPIES copies a step (``copies_per_thread``), nor for the dgrad twin
-    (``transposed``)."""
-    return (bool(cfg.get("WGMMA")) and cfg["BLOCK_N"] == 32 and not transposed
-            and geom.cg == geom.kg and 16 % geom.cg == 0
-            and copies_per_thread(geom, cfg) <= HALVES_MAX_COPIES)
+# The width of the diagonal blocks (``diag_blocks``): one wgmma of N = 16 a block.
+DIAG_WIDTH = 16
+
+
+def diag_fits(geom) -> bool:
+    """Whether ``geom``'s groups fit DIAG_WIDTH-channel diagonal blocks: as many input as
+    output channels a group, a divisor of DIAG_WIDTH."""
+    return geom.cg == geom.kg and DIAG_WIDTH % geom.cg == 0
+
+
+def diag_blocks(geom, cfg: Config, transposed: bool) -> int:
+    """DIAG of ``cfg``'s launch on ``geom``: the diagonal blocks of DIAG_WIDTH channels a
+    WGMMA tile's filter tile is held and multiplied as, each against its own columns of
+    the rows, where the rest of the tile is zeros (``_taps_wgmma``); 1: the whole tile.
+    A 32-wide tile's halves: 1.03x a config on the 3D layers, 1.00x on the 2D ones (H200,
+    call 308: validation/results/flat_buffers_h200/), not where a thread issues more than
+    HALVES_MAX_COPIES copies a step (``copies_per_thread``). A 64-wide tile's quarters
+    always (it is offered only where they fit: ``wide_rejects``). Never for the dgrad
+    twin (``transposed``)."""
+    bn = cfg["BLOCK_N"]
+    if not cfg.get("WGMMA") or transposed or bn <= DIAG_WIDTH or not diag_fits(geom):
+        return 1
+    if bn == 32 and copies_per_thread(geom, cfg) > HALVES_MAX_COPIES:
+        return 1
+    return bn // DIAG_WIDTH
+
+
+def wide_rejects(geom, cfg: Config) -> str | None:
+    """Why the 64-wide WGMMA tile (``FLAT_WIDE``) does not run ``cfg`` on ``geom``: its
+    filter tiles are held as diagonal blocks alone (``diag_blocks``), so its groups must
+    fit them (32-channel groups as two blocks of 32 were slower than the narrower tiles on
+    every layer measured, ResNeXt-50 layer4.x and ResNeXt3D-50 layer4.x, and spilled at 4
+    warps: call 310, validation/results/wide_tiles_h200/); and a warpgroup takes 64
+    positions (ptxas on ResNeXt-50 layer1.0 and layer2.1: 128 positions over 4 warps
+    spilled over 1 KB, 256 over 8 reached 255 registers; 64 over 4 and 128 over 8 took
+    215-225 without spills: ptxas_registers.txt there)."""
+    if cfg["BLOCK_N"] != FLAT_WIDE:
+        return None
+    if not diag_fits(geom):
+        return (f"BLOCK_N={FLAT_WIDE}: groups of {geom.cg} in / {geom.kg} out channels do "
+                f"not fit {DIAG_WIDTH}-channel diagonal blocks")
+    if cfg["BLOCK_M"] > 16 * cfg["num_warps"]:
+        return (f"BLOCK_N={FLAT_WIDE}: {cfg['BLOCK_M']} positions over {cfg['num_warps']} "
+                "warps hold 64 accumulator registers a thread and spill")
+    return None
 
 
 def copies_per_thread(geom, cfg: Config) -> int:
@@ -796,9 +840,10 @@ def input_buffers(geom, cfg: Config) -> int:
 def exact_phases(geom, cfg: Config) -> bool:
     """Whether ``cfg``'s phase images on ``geom`` are held at their copied length
     (``flat_consts``' ``exact``) rather than a power of two of rows: with more than two
-    buffers (swizzled rows, whose layout does not depend on the buffers' total rows), as
-    measured."""
-    return input_buffers(geom, cfg) > 2
+    buffers, and in 64-wide tiles (twice the bytes a row), as measured (swizzled rows,
+    whose layout does not depend on the buffers' total rows; on their own, call 288:
+    1.00-1.04x)."""
+    return input_buffers(geom, cfg) > 2 or cfg["BLOCK_N"] == FLAT_WIDE
 
 
 def filter_async(geom, cfg: Config, transposed: bool, w_vec: int, w_address: int) -> bool:

@@ -23,14 +23,15 @@ from convdispatch.kernels.flat_grid import (
 )
 from convdispatch.kernels.geometry import ConvGeometry
 from convdispatch.kernels.grouped_flat import (
+    FLAT_WIDE,
     HALVES_MAX_COPIES,
     GroupedFlatFamily,
     copies_per_thread,
+    diag_blocks,
     exact_phases,
     filter_async,
     filter_regs,
     flat_item,
-    half_blocks,
     input_buffers,
     row_reuse,
 )
@@ -105,7 +106,7 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
                 REUSE=row_reuse(geom, cfg), WGMMA=bool(cfg.get("WGMMA")),
                 W_VEC=w_vec, W_ASYNC=filter_async(geom, cfg, transposed, w_vec, 0),
                 BUFS=bufs or input_buffers(geom, cfg),
-                HALVES=half_blocks(geom, cfg, transposed),
+                DIAG=diag_blocks(geom, cfg, transposed),
                 # channels_last: Triton makes an integer argument of 1 a constant
                 syc=1, src=1, **({} if transposed else {"swc": 1}), **item, **tma)
     aligned = (*pointers, "syn", "syd", "syh", "syw", "sxn", "sxd", "sxh", "sxw", "srn",
@@ -114,9 +115,17 @@ def forward_ptx_sm90(geom: ConvGeometry, cfg: Config, epilogue: bool,
 
 
 def mma_n(geom: ConvGeometry, cfg: Config) -> int:
-    """The N of a WGMMA config's warpgroup mmas: 16 where the tile takes its halves'
-    diagonal blocks (``half_blocks``), else the tile's width; as many mmas either way."""
-    return 16 if half_blocks(geom, cfg, False) else cfg["BLOCK_N"]
+    """The N of a WGMMA config's warpgroup mmas, and the columns of its filter tiles in
+    shared memory: a diagonal block's width where the tile takes them (``diag_blocks``),
+    else the tile's; as many mmas either way."""
+    return cfg["BLOCK_N"] // diag_blocks(geom, cfg, False)
+
+
+def filter_copies(geom: ConvGeometry, cfg: Config) -> int:
+    """A thread's 16-byte cp.async copies of every tap's filter tile (at least one a tile:
+    a 16-wide tile's 32 runs leave threads that copy nothing)."""
+    runs = cfg["BLOCK_N"] * mma_n(geom, cfg) // 8
+    return geom.t * geom.r * geom.s * max(1, runs // (32 * cfg["num_warps"]))
 
 
 _CHILD = """
@@ -162,9 +171,7 @@ def assert_async_filter(ptx: str, geom: ConvGeometry, cfg: Config) -> None:
     first = ptx.index("cp.async.wait_group")
     before, total = len(re.findall(copy, ptx[:first])), len(re.findall(copy, ptx))
     per_step = total - before
-    bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
-    taps = geom.t * geom.r * geom.s
-    assert before - 2 * per_step == taps * max(1, bn * bn // 8 // (32 * nw))
+    assert before - 2 * per_step == filter_copies(geom, cfg)
     assert not re.search(r"ld\.global", ptx[:first])
     assert ptx[:first].count("cp.async.commit_group") == 3
 
@@ -376,12 +383,21 @@ WGMMA_CASES = [
     (G(n=2, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1)),
      Config(BLOCK_M=128, BLOCK_N=32, ITEMS=4, num_warps=4, num_stages=1, WGMMA=1), True,
      False),
+    # 64 wide (128 bytes a pixel a copy, four diagonal blocks): ResNeXt-50 layer3.0's
+    # stride 2 (16-channel groups) with the epilogue; layer2.1 (8-channel groups) over two
+    # warpgroups in bfloat16
+    (G(n=2, c=512, k=512, g=32, h=28, w=28, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+     Config(BLOCK_M=64, BLOCK_N=64, ITEMS=2, num_warps=4, num_stages=1, WGMMA=1), True,
+     False),
+    (G(n=2, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1), dtype="bfloat16"),
+     Config(BLOCK_M=128, BLOCK_N=64, ITEMS=2, num_warps=8, num_stages=1, WGMMA=1), False,
+     False),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(WGMMA_CASES)),
                          ids=["cg32-7x7-epilogue", "cg8-s2-bf16-2wg", "cg8-s3x2", "cg8-3d",
-                              "cg8-wide"])
+                              "cg8-wide", "cg16-s2-64", "cg8-64-bf16-2wg"])
 def test_forward_wgmma_compiles_for_sm90(case, tmp_path):
     """WGMMA: every tap of both steps is warpgroup mmas reading both operands from shared
     memory (no mma.sync, no ldmatrix), issued back to back and waited for once a step;
@@ -429,11 +445,15 @@ TMA_CASES = [
     (G(n=2, c=256, k=256, g=32, d=4, h=14, w=14, t=3, r=3, s=3, pad=(1, 1, 1), dims=3),
      Config(BLOCK_M=256, BLOCK_N=16, ITEMS=2, num_warps=8, num_stages=1, WGMMA=1, TMA=1),
      True, False),
+    # 64 wide: ResNeXt-50 layer2.0 (8-channel groups, 128-byte boxes' rows) with the epilogue
+    (G(n=2, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1)),
+     Config(BLOCK_M=64, BLOCK_N=64, ITEMS=4, num_warps=4, num_stages=1, WGMMA=1, TMA=1),
+     True, False),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(TMA_CASES)),
-                         ids=["s2-epilogue", "s1-bf16", "3d-s2", "3d-s1-2wg"])
+                         ids=["s2-epilogue", "s1-bf16", "3d-s2", "3d-s1-2wg", "s2-64"])
 def test_forward_tma_compiles_for_sm90(case, tmp_path):
     """TMA configs: each buffer's phase images are 5D bulk tensor copies (a box or two a
     phase image: the RA and RB rows of ``flat_consts(tma=True)``), issued at the three
@@ -451,8 +471,7 @@ def test_forward_tma_compiles_for_sm90(case, tmp_path):
     assert len(re.findall(r"cp\.async\.bulk\.tensor\.5d", ptx)) == 3 * boxes
     # The only cp.async copies are the filter tiles' (``filter_async``), one group.
     bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
-    taps = geom.t * geom.r * geom.s
-    assert len(re.findall(r"cp\.async\.c[ag]", ptx)) == taps * max(1, bn * bn // 8 // (32 * nw))
+    assert len(re.findall(r"cp\.async\.c[ag]", ptx)) == filter_copies(geom, cfg)
     assert ptx.count("cp.async.commit_group") == 1
     assert_sixteen_byte_copies(ptx)
     per_tap = cfg["BLOCK_M"] // (64 * (nw // 4)) * (bn // 16)
@@ -503,18 +522,19 @@ def test_forward_deep_buffers_compile_for_sm90(case, tmp_path):
     c = flat_item(geom, cfg)
     bn, nw = cfg["BLOCK_N"], cfg["num_warps"]
     taps = geom.t * geom.r * geom.s
-    assert (bufs * c["NPH"] * c["XP"] + taps * bn) * bn * geom.elem_bytes <= shared
+    assert ((bufs * c["NPH"] * c["XP"] * bn + taps * bn * mma_n(geom, cfg))
+            * geom.elem_bytes <= shared)
     assert shared <= H100.smem_bytes
     if len(DEEP_CASES[case]) == 4:  # as the family launches it, and counts it
         assert FWD.smem_bytes(geom, cfg) <= shared
-    filter_copies = taps * max(1, bn * bn // 8 // (32 * nw))
+    tiles = filter_copies(geom, cfg)
     copy = r"cp\.async\.c[ag]\.shared\.global"
     if cfg.get("TMA"):
         boxes = c["NPH"] * (1 + (c["RB"] > 0))
         # before the loop: the first step's and BUFS - 2 more; one a step in it
         assert len(re.findall(r"cp\.async\.bulk\.tensor\.5d", ptx)) == (2 * bufs - 1) * boxes
         assert len(re.findall(r"mbarrier\.init", ptx)) == bufs
-        assert len(re.findall(copy, ptx)) == filter_copies
+        assert len(re.findall(copy, ptx)) == tiles
     else:
         assert len(re.findall(rf"cp\.async\.wait_group\s+{bufs - 1};", ptx)) == bufs
         assert not re.search(rf"cp\.async\.wait_group\s+{bufs - 2};", ptx)
@@ -523,38 +543,50 @@ def test_forward_deep_buffers_compile_for_sm90(case, tmp_path):
         first = ptx.index("cp.async.wait_group")
         before, total = len(re.findall(copy, ptx[:first])), len(re.findall(copy, ptx))
         per_step = (total - before) // (bufs - 1)
-        assert per_step and before - bufs * per_step == filter_copies
+        assert per_step and before - bufs * per_step == tiles
     per_tap = cfg["BLOCK_M"] // (64 * (nw // 4)) * (bn // 16)
     wgmma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{mma_n(geom, cfg)}k16", ptx)
     assert len(wgmma) == bufs * geom.r * geom.s * per_tap
     assert_sixteen_byte_copies(ptx)
 
 
-def test_half_blocks_rule():
-    """The halves' diagonal blocks: 32-wide WGMMA tiles of groups of 1, 2, 4, 8 or 16
-    channels in and out (ResNeXt's layer1-3 groups, depthwise-like packs), not 32-channel
+def test_diag_blocks_rule():
+    """Diagonal blocks: 32-wide WGMMA tiles of groups of 1, 2, 4, 8 or 16 channels in and
+    out (ResNeXt's layer1-3 groups, depthwise-like packs) take their halves, not 32-channel
     groups, groups with more outputs than inputs, 16-wide or mma.sync tiles, nor the dgrad
-    twin. The WGMMA compile cases take it where it holds (their mmas 16 wide)."""
+    twin. 64-wide tiles take four, and are offered only where they hold, at 64 positions a
+    warpgroup. The WGMMA compile cases take them where they hold."""
     wide = Config(BLOCK_M=128, BLOCK_N=32, ITEMS=4, num_warps=4, num_stages=1, WGMMA=1)
+    widest = Config(**{**wide, "BLOCK_N": FLAT_WIDE, "num_warps": 8})
     for cg in (1, 2, 4, 8, 16):
         geom = G(n=2, c=32 * cg, k=32 * cg, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
-        assert half_blocks(geom, wide, False) and not half_blocks(geom, wide, True)
+        assert diag_blocks(geom, wide, False) == 2 and diag_blocks(geom, wide, True) == 1
+        assert diag_blocks(geom, widest, False) == 4
+        # (groups of one channel are the depthwise families')
+        assert cg == 1 or FWD.runnable(geom, widest, H100) is None, cg
     for geom in (G(n=2, c=1024, k=1024, g=32, h=7, w=7, r=3, s=3, pad=(0, 1, 1)),
                  G(n=2, c=64, k=96, g=4, h=15, w=19, r=3, s=2, pad=(0, 2, 1))):
-        assert not half_blocks(geom, wide, False), geom
+        assert diag_blocks(geom, wide, False) == 1
+        assert "diagonal blocks" in FWD.runnable(geom, widest, H100)
+    # 64 positions a warpgroup: 128 over 4 warps spill
+    l21 = G(n=2, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
+    assert "spill" in FWD.runnable(l21, Config(**{**widest, "num_warps": 4}), H100)
     geom = G(n=2, c=256, k=256, g=32, h=28, w=28, r=3, s=3, pad=(0, 1, 1))
-    assert not half_blocks(geom, Config(**{**wide, "BLOCK_N": 16}), False)
-    assert not half_blocks(geom, Config(**{k: v for k, v in wide.items() if k != "WGMMA"}),
-                           False)
-    assert [mma_n(g, c) for g, c, *_ in WGMMA_CASES] == [32, 16, 16, 16, 16]
+    assert diag_blocks(geom, Config(**{**wide, "BLOCK_N": 16}), False) == 1
+    assert diag_blocks(geom, Config(**{k: v for k, v in wide.items() if k != "WGMMA"}),
+                       False) == 1
+    assert [mma_n(g, c) for g, c, *_ in WGMMA_CASES] == [32, 16, 16, 16, 16, 16, 16]
     # ResNeXt-50 layer2.0 (stride 2, four phase images): the 128-position 4-warp tile's 20
     # copies a thread a step (it spilled with the halves), not its TMA twin, nor 8 warps
     l20 = G(n=32, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2), pad=(0, 1, 1))
     big = Config(**{**wide, "ITEMS": 14})
-    assert copies_per_thread(l20, big) == 20 and not half_blocks(l20, big, False)
+    assert copies_per_thread(l20, big) == 20 and diag_blocks(l20, big, False) == 1
     for ok in (Config(**{**big, "TMA": 1}), Config(**{**big, "num_warps": 8})):
         assert copies_per_thread(l20, ok) <= HALVES_MAX_COPIES
-        assert half_blocks(l20, ok, False)
+        assert diag_blocks(l20, ok, False) == 2
+    # the blocks alone in shared memory: a quarter of the 64-wide tile's filter bytes
+    full = (FWD.smem_bytes(geom, widest) - 9 * 64 * 16 * 2) + 9 * 64 * 64 * 2
+    assert FWD.smem_bytes(geom, widest) < full
 
 
 def test_input_buffers_rule():
@@ -1232,8 +1264,9 @@ def test_phase_descriptors_view_the_phases(geom):
 
 def test_tma_configs_are_inert_until_swept():
     """The shipped models never saw a TMA config (their schema has no 'config_keys': the
-    legacy keys, no TMA), so they rank every TMA candidate last and choose as before; the
-    sweep offers them (its rows are what a retrained model learns them from)."""
+    legacy keys, no TMA) nor a 64-wide grouped_flat one (``NEW_SINCE_LEGACY_FAMILY_VALUES``),
+    so they rank every such candidate last and choose as before; the sweep offers them (its
+    rows are what a retrained model learns them from)."""
     import numpy as np
     from convdispatch.dispatcher import registry
     from convdispatch.dispatcher.model_chooser import ModelChooser
@@ -1244,11 +1277,16 @@ def test_tma_configs_are_inert_until_swept():
     layer2 = G(n=32, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2),
                pad=(0, 1, 1))
     cands = registry.candidates(trim_dead_taps(layer2), H100)
-    tma = [c for c in cands if c.config.get("TMA")]
+    def new(c):
+        return c.config.get("TMA") or (c.family == "grouped_flat" and c.config["BLOCK_N"] == 64)
+
+    tma = [c for c in cands if new(c)]
+    assert any(c.config["BLOCK_N"] == 64 and not c.config.get("TMA") for c in tma)
     assert tma and model.unseen(tma) == [True] * len(tma)
+    assert not any(model.unseen([c for c in cands if not new(c)]))
     ranked = model.rank(layer2, cands, H100)
-    assert all(np.isinf(s) for c, s in ranked if c.config.get("TMA"))
-    assert not ModelChooser(model).choose(layer2, cands, H100).candidate.config.get("TMA")
-    rest = [c for c in cands if not c.config.get("TMA")]
+    assert all(np.isinf(s) for c, s in ranked if new(c))
+    assert not new(ModelChooser(model).choose(layer2, cands, H100).candidate)
+    rest = [c for c in cands if not new(c)]
     assert [c.id for c, _ in model.rank(layer2, rest, H100)] == [
-        c.id for c, _ in ranked if not c.config.get("TMA")]
+        c.id for c, _ in ranked if not new(c)]

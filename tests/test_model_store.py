@@ -215,7 +215,9 @@ def test_write_model_dir_refuses_unknown_families(trained, tmp_path):
 
 
 def test_untrained_family_ranks_last(copy):
-    _edit_json(copy / "schema.json", families=["implicit_gemm"])
+    schema = json.loads((copy / "schema.json").read_text())
+    _edit_json(copy / "schema.json", families=["implicit_gemm"], family_config_values={
+        "implicit_gemm": schema["family_config_values"]["implicit_gemm"]})
     m = load_model(copy)
     cands = registry.candidates(GEOM, H100)
     assert {c.family for c in cands} > {"implicit_gemm"}
@@ -260,6 +262,7 @@ def test_unseen_config_key_ranks_last(copy):
     keys = sorted({k for c in cands for k in c.config} - {"SPLIT_K"})
     _edit_json(copy / "schema.json", config_keys=keys)
     _drop_json(copy / "schema.json", "config_values")
+    _drop_json(copy / "schema.json", "family_config_values")
     m = load_model(copy)
     assert m.unseen(with_group) == [True] * len(with_group)
     ranked = m.rank(GEOM, cands, H100)
@@ -285,6 +288,54 @@ def test_trained_model_records_its_config_values(trained):
     assert config_values_of(["BLOCK_M=64;num_warps=4", "BLOCK_M=32;ITEMS=2"]) == {
         "BLOCK_M": [32, 64], "ITEMS": [2], "num_warps": [4]}
     assert load_model(trained).config_values == {k: frozenset(v) for k, v in values.items()}
+    # and each family's, over its own rows
+    per_family = schema["family_config_values"]
+    assert sorted(per_family) == schema["families"]
+    for fam, fam_values in per_family.items():
+        assert all(set(v) <= set(values[k]) for k, v in fam_values.items()), fam
+    assert load_model(trained).family_config_values == {
+        f: {k: frozenset(v) for k, v in vs.items()} for f, vs in per_family.items()}
+
+
+def test_a_value_another_family_had_is_unseen_in_this_one(copy):
+    """With 'family_config_values', a candidate is unseen where its own family's rows never
+    held one of its values, though another family's did (grouped_flat's 64-wide tiles
+    beside other families' BLOCK_N=64): ranked last, score inf."""
+    cands = registry.candidates(GEOM, H100)
+    keys = sorted({k for c in cands for k in c.config})
+    fams = sorted({c.family for c in cands})
+    per_family = {f: {k: sorted({c.config[k] for c in cands if c.family == f and k in c.config})
+                      for k in keys} for f in fams}
+    per_family = {f: {k: v for k, v in vs.items() if v} for f, vs in per_family.items()}
+    wide = [c for c in cands if c.config.get("BLOCK_N") == 64]
+    fam = wide[0].family
+    others = {c.family for c in wide} - {fam}
+    assert others, "another family offers BLOCK_N=64 too"
+    per_family[fam]["BLOCK_N"] = [v for v in per_family[fam]["BLOCK_N"] if v != 64]
+    values = {k: sorted({c.config[k] for c in cands if k in c.config}) for k in keys}
+    _edit_json(copy / "schema.json", config_keys=keys, config_values=values, families=fams,
+               family_config_values=per_family)
+    m = load_model(copy)
+    new = [c.family == fam and c.config.get("BLOCK_N") == 64 for c in cands]
+    assert m.unseen(cands) == new
+    ranked = m.rank(GEOM, cands, H100)
+    assert all(s == np.inf for c, s in ranked if c.family == fam and c.config["BLOCK_N"] == 64)
+    assert all(np.isfinite(s) for c, s in ranked
+               if c.family in others and c.config.get("BLOCK_N") == 64)
+
+
+@pytest.mark.parametrize("case", ["list", "other family", "other keys", "empty", "text"])
+def test_malformed_family_config_values_refuse_to_load(copy, case):
+    schema = json.loads((copy / "schema.json").read_text())
+    good = schema["family_config_values"]
+    fam = schema["families"][0]
+    values = {"list": [fam], "other family": {**good, "no_such_family": good[fam]},
+              "other keys": {**good, fam: {**good[fam], "WARP": [1]}},
+              "empty": {**good, fam: {"BLOCK_M": []}},
+              "text": {**good, fam: {"BLOCK_M": ["64"]}}}[case]
+    _edit_json(copy / "schema.json", family_config_values=values)
+    with pytest.raises(ModelLoadError, match="family_config_values"):
+        load_model(copy)
 
 
 def test_unseen_config_value_ranks_last(copy):
@@ -298,6 +349,7 @@ def test_unseen_config_value_ranks_last(copy):
                         - ({128} if k == "BLOCK_M" else set())) for k in keys}
     _edit_json(copy / "schema.json", config_keys=keys, config_values=values,
                families=sorted({c.family for c in cands} | set(schema["families"])))
+    _drop_json(copy / "schema.json", "family_config_values")  # (the model-wide record alone)
     m = load_model(copy)
     new = [c.config.get("BLOCK_M") == 128 for c in cands]
     assert any(new) and not all(new)
@@ -323,7 +375,10 @@ def test_models_without_config_values_never_saw_the_new_ones():
     one = [c.config["ITEMS"] == 1 and "TMA" not in c.config for c in cands]
     assert any(one)
     tma = ["TMA" in c.config for c in cands]
-    assert shipped.unseen(cands) == [a or b for a, b in zip(one, tma)]
+    # (and grouped_flat's 64-wide tiles: NEW_SINCE_LEGACY_FAMILY_VALUES)
+    wide = [c.config["BLOCK_N"] == 64 for c in cands]
+    assert any(wide) and not all(wide)
+    assert shipped.unseen(cands) == [any(t) for t in zip(one, tma, wide)]
 
 
 @pytest.mark.parametrize("case", ["list", "missing keys", "other keys", "empty", "text",

@@ -54,6 +54,28 @@ def stream_rows(path: str | Path, batches: Iterable[list[dict]]) -> None:
             f.flush()
 
 
+def grouped_suite(dtype: str) -> list:
+    """The issue-6 suite's grouped layers in ``dtype``: the flat-grid probes' layers (a
+    spawned worker makes them again from the dtype)."""
+    from .bench_layers import suite_layers
+
+    return suite_layers("issue6", dtype, "grouped")
+
+
+def fastest_configs(paths: Iterable[str | Path], pid: str, marker: str = "WGMMA=1"
+                    ) -> list[str]:
+    """The configs holding ``marker`` that whole-space probe CSVs (columns problem_id,
+    config, on_us; call 302's, timed in float16) time on layer ``pid`` (its float16 id),
+    fastest first."""
+    pid16 = pid.replace("/bfloat16", "/float16")
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            rows += [r for r in csv.DictReader(f)
+                     if r["problem_id"] == pid16 and r["on_us"] and marker in r["config"]]
+    return [r["config"] for r in sorted(rows, key=lambda r: float(r["on_us"]))]
+
+
 def launch_error(key: tuple, run: Callable, ref, dtype) -> tuple:
     """``key`` + (relative error by norm against ``ref`` of what ``run(out)`` wrote into an
     output of ``dtype`` poisoned with NaN first, ""), or + (None, the error) where it raised:

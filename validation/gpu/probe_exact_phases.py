@@ -34,7 +34,6 @@ from convdispatch.validation.bench_layers import (
     conv_args,
     layer_tensors,
     paired_graph_times,
-    suite_layers,
     torch_conv,
 )
 from convdispatch.validation.probe_io import (
@@ -43,6 +42,9 @@ from convdispatch.validation.probe_io import (
     launch_passed,
     stream_rows,
     tile_groups,
+)
+from convdispatch.validation.probe_io import (
+    grouped_suite as layers,
 )
 
 REP_MS = 5
@@ -56,10 +58,6 @@ def set_exact(exact: bool) -> None:
                            exact=True)
 
     grouped_flat.flat_item = item if exact else _FLAT_ITEM
-
-
-def layers(dtype: str) -> list:
-    return suite_layers("issue6", dtype, "grouped")
 
 
 def configs(p) -> list:

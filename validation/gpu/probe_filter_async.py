@@ -42,7 +42,6 @@ from convdispatch.validation.bench_layers import (
     conv_args,
     layer_tensors,
     paired_graph_times,
-    suite_layers,
     torch_conv,
 )
 from convdispatch.validation.probe_io import (
@@ -51,6 +50,9 @@ from convdispatch.validation.probe_io import (
     launch_passed,
     stream_rows,
     tile_groups,
+)
+from convdispatch.validation.probe_io import (
+    grouped_suite as layers,
 )
 
 REP_MS = 5
@@ -65,10 +67,6 @@ def set_async(on: bool) -> None:
     """Launch grouped_flat with the filter tiles as cp.async copies where the rule allows
     (on) or loaded a plane at a time (off)."""
     grouped_flat.filter_async = _ASYNC if on else (lambda *args: False)
-
-
-def layers(dtype: str) -> list:
-    return suite_layers("issue6", dtype, "grouped")
 
 
 def _stage_configs(pid: str) -> list[str]:

@@ -24,7 +24,7 @@ the buffers that divide its steps (no dead ones), launched whether or not the fa
 offers them.
 
 Mode ``halves`` (call 308): the configs whose tiles take their halves' diagonal blocks
-(``grouped_flat.half_blocks``), each launched with and without them, at the buffers the
+(``grouped_flat.diag_blocks``), each launched with and without them, at the buffers the
 rules give. In the other modes no launch takes them (as calls 304 and 306 ran).
 
 Usage: probe_flat_buffers.py OUT.csv [DTYPE [JOBS [I/N [ladder|halves]]]] (layers i with
@@ -33,7 +33,6 @@ i % N == I).
 
 from __future__ import annotations
 
-import csv
 import sys
 from pathlib import Path
 
@@ -48,14 +47,17 @@ from convdispatch.validation.bench_layers import (
     bench_graph,
     conv_args,
     layer_tensors,
-    suite_layers,
     torch_conv,
 )
 from convdispatch.validation.probe_io import (
     checked_in_workers,
+    fastest_configs,
     launch_error,
     launch_passed,
     stream_rows,
+)
+from convdispatch.validation.probe_io import (
+    grouped_suite as layers,
 )
 
 REP_MS = 5
@@ -66,12 +68,12 @@ SPACE = [Path(f"validation/results/filter_async_h200/call302/space_{i}.csv") for
 FAM = grouped_flat.GroupedFlatFamily()
 # The family's rules, before they are replaced by what ``force`` sets: (buffers, exact phase
 # images, the halves' diagonal blocks where they hold) a launch takes.
-RULES = (grouped_flat.input_buffers, grouped_flat.exact_phases, grouped_flat.half_blocks)
+RULES = (grouped_flat.input_buffers, grouped_flat.exact_phases, grouped_flat.diag_blocks)
 FORCE = {"bufs": 2, "exact": False, "halves": False}
 grouped_flat.input_buffers = lambda geom, cfg: FORCE["bufs"]
 grouped_flat.exact_phases = lambda geom, cfg: FORCE["exact"] and bool(cfg.get("WGMMA"))
-grouped_flat.half_blocks = lambda geom, cfg, transposed: (FORCE["halves"]
-                                                          and RULES[2](geom, cfg, transposed))
+grouped_flat.diag_blocks = lambda geom, cfg, transposed: (RULES[2](geom, cfg, transposed)
+                                                          if FORCE["halves"] else 1)
 # Mode "ladder" (call 306): the larger layers' 8-warp WGMMA tiles (no spills at more
 # buffers), at item counts that fill the loop's steps (no dead ones), launched whether or
 # not the family offers them.
@@ -81,7 +83,7 @@ LADDER_LAYERS = tuple(f"resnext50_32x4d/layer{b}.conv2/n32" for b in ("1.0", "2.
                       ) + tuple(f"video3d/resnext3d_50.layer{b}.conv2/n8"
                                 for b in ("1.0", "2.0", "2.1"))
 # Mode "halves" (call 308): the configs whose tiles take the halves' diagonal blocks
-# (``half_blocks``), each with and without them, at the buffers the rules give (call 308
+# (``diag_blocks``), each with and without them, at the buffers the rules give (call 308
 # ran before the rule's copy guard: 66 variants, 64 now). "": the buffer variants (call 304).
 MODES = ("", "ladder", "halves")
 MODE = {"name": ""}
@@ -89,21 +91,6 @@ MODE = {"name": ""}
 
 def force(variant: tuple[int, bool, bool]) -> None:
     FORCE["bufs"], FORCE["exact"], FORCE["halves"] = variant
-
-
-def layers(dtype: str) -> list:
-    return suite_layers("issue6", dtype, "grouped")
-
-
-def _fastest(pid: str) -> list[str]:
-    """Call 302's WGMMA configs of layer ``pid`` (in float16), fastest first."""
-    pid16 = pid.replace("/bfloat16", "/float16")
-    rows = []
-    for path in SPACE:
-        with open(path) as f:
-            rows += [r for r in csv.DictReader(f)
-                     if r["problem_id"] == pid16 and r["on_us"] and "WGMMA=1" in r["config"]]
-    return [r["config"] for r in sorted(rows, key=lambda r: float(r["on_us"]))]
 
 
 def configs(p) -> list[tuple[Candidate, str]]:
@@ -118,7 +105,7 @@ def configs(p) -> list[tuple[Candidate, str]]:
                 for items in LADDER_ITEMS]
     offered = {c.id: c for c in FAM.candidates(trim_dead_taps(p.geom), spec)}
     out = {}
-    for cid in _fastest(p.id)[:FASTEST]:
+    for cid in fastest_configs(SPACE, p.id)[:FASTEST]:
         if cid in offered:
             out[cid] = (offered[cid], "fastest")
     ranked = [c for c, s in decide(p.geom, spec).ranked
@@ -128,7 +115,7 @@ def configs(p) -> list[tuple[Candidate, str]]:
     found = list(out.values())[:MAX_CONFIGS]
     if MODE["name"] == "halves":
         g = trim_dead_taps(p.geom)
-        return [(c, how) for c, how in found if RULES[2](g, c.config, False)]
+        return [(c, how) for c, how in found if RULES[2](g, c.config, False) > 1]
     return found
 
 

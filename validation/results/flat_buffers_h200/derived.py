@@ -135,7 +135,7 @@ def halves_lines() -> list[str]:
     (its copy guard) takes them."""
     from convdispatch.dispatcher.registry import parse_candidate
     from convdispatch.kernels.dead_taps import trim_dead_taps
-    from convdispatch.kernels.grouped_flat import half_blocks
+    from convdispatch.kernels.grouped_flat import diag_blocks
 
     geoms = {p.id: p.geom for dt, _ in DTYPES for p in suite_layers("issue6", dt, "grouped")}
     d = pd.read_csv(HERE / "call308" / "halves_fp16.csv")
@@ -143,7 +143,7 @@ def halves_lines() -> list[str]:
                                     values="us").reset_index()
     d["x"] = d[0] / d[1]
     d["dims"] = dims_of(d.problem_id)
-    d["rule"] = [half_blocks(trim_dead_taps(geoms[p]), parse_candidate(c).config, False)
+    d["rule"] = [diag_blocks(trim_dead_taps(geoms[p]), parse_candidate(c).config, False) > 1
                  for p, c in zip(d.problem_id, d.config)]
     out = heading("Call 308: the halves' diagonal blocks, config by config (float16)",
                   "Each 32-wide WGMMA config of the probe whose groups stay within its "

@@ -5,6 +5,8 @@ bundled ptxas (no GPU needed) into ptxas_registers.txt.
 
 Each tile is compiled for sm_90 as ``tests/test_flat_grid.py`` compiles it, with its input
 buffers and half blocks forced (the rules would not give some of these variants).
+ptxas_registers.txt is this script's output at 7bde3e7, where the half blocks' filter tiles
+were held whole in shared memory (since, ``diag_blocks`` holds the blocks alone).
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def main() -> None:
              "command: python3 validation/results/flat_buffers_h200/ptxas_registers.py", ""]
     for name, geom, bm, items, nw, bufs, halves in TILES:
         cfg = Config(BLOCK_M=bm, BLOCK_N=32, ITEMS=items, num_warps=nw, num_stages=1, WGMMA=1)
-        T.half_blocks = lambda g, c, t, h=halves: h
+        T.diag_blocks = lambda g, c, t, h=halves: 2 if h else 1
         ptx, _ = T.forward_ptx_sm90(geom, cfg, False, False, bufs)
         lines.append(f"{name}, {bm} x 32, {nw} warps, ITEMS={items}, cp.async "
                      f"({copies_per_thread(geom, cfg)} copies a thread a step), {bufs} "

@@ -21,7 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-CHILD = """
+# The child's imports and its ``code`` (the PTX compared), before what it compiles.
+CHILD_HEAD = """
 import json, sys
 sys.path.insert(0, sys.argv[1] + "/tests")
 import test_backward_grouped_flat as B
@@ -33,7 +34,8 @@ def code(ptx):
     return "\\n".join(line for line in ptx.splitlines()
                      if ".loc" not in line and "$L__tmp" not in line and ".file" not in line
                      and not line.strip().startswith("//"))
-
+"""
+CHILD = CHILD_HEAD + """
 out = {}
 for i, case in enumerate(T.FORWARD_CASES):
     out[f"forward {i}"] = code(T.forward_ptx_sm90(*case)[0])
