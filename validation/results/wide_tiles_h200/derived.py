@@ -21,7 +21,7 @@ def geomean(x) -> float:
 def short(pid: str) -> str:
     return (pid.replace("resnext50_32x4d/", "ResNeXt-50 ").replace("video3d/resnext3d_50.",
                                                                     "ResNeXt3D-50 ")
-            .replace(".conv2", "").rsplit("/", 1)[0])
+            .rsplit("/", 1)[0])
 
 
 def probe(call: str, dtype: str) -> pd.DataFrame:
@@ -41,6 +41,30 @@ def best_by_layer(d: pd.DataFrame) -> pd.DataFrame:
                         wide=wide.us.min() if len(wide) else np.nan,
                         wide_configs=len(wide))
     return pd.DataFrame.from_dict(out, orient="index")
+
+
+def whole_suite_lines(grouped_310: pd.DataFrame) -> list[str]:
+    """Call 312: the whole issue-6 suite under the shipped H100 model, by category."""
+    lines = ["", "## The whole issue-6 suite (call 312, the shipped H100 model on an H200)", "",
+             "| dtype | dense | grouped | depthwise | lowest layer | highest rate |",
+             "|---|---|---|---|---|---|"]
+    for tag in ("fp16", "bf16"):
+        d = pd.read_csv(HERE / "call312" / f"issue6_{tag}" / "bench.csv")
+        cats = {c: geomean(g.speedup_vs_cudnn) for c, g in d.groupby("category")}
+        low = d.loc[d.speedup_vs_cudnn.idxmin()]
+        top = d.loc[d.tflops.idxmax()]
+        lines.append(f"| {tag} | {cats['dense']:.3f} | {cats['grouped']:.3f} | "
+                     f"{cats['depthwise']:.3f} | {low.speedup_vs_cudnn:.2f} "
+                     f"({short(low.problem_id)}) | {top.tflops:.0f} TFLOP/s "
+                     f"({short(top.problem_id)}) |")
+    g = pd.read_csv(HERE / "call312" / "issue6_fp16" / "bench.csv").set_index("problem_id")
+    g = g.reindex(grouped_310.index)
+    lines += ["", f"Grouped float16 against call 310's suite run: the same choice on every "
+              f"layer: {'yes' if (g.chosen == grouped_310.chosen).all() else 'no'}; call "
+              f"310's time / call 312's: ours {geomean(grouped_310.call_us / g.call_us):.3f}, "
+              f"cuDNN {geomean(grouped_310.cudnn_us / g.cudnn_us):.3f}. The measured bf16 "
+              "peaks are each run's own (bench.md)."]
+    return lines
 
 
 def main() -> None:
@@ -97,6 +121,7 @@ def main() -> None:
               f"{geomean(old.call_us / suite.call_us.reindex(old.index)):.3f}, cuDNN "
               f"{geomean(old.cudnn_us / suite.cudnn_us.reindex(old.index)):.3f} (two "
               "machines of the same kind)."]
+    lines += whole_suite_lines(suite)
     (HERE / "derived.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
