@@ -604,15 +604,21 @@ class GroupedFlatFamily(KernelFamily):
                  + geom.t * geom.r * geom.s * bn * cols) * geom.elem_bytes)
 
     def schedule(self, geom, cfg: Config) -> str | None:
-        """The row-reuse note where ``row_reuse`` holds (the one schedule this family's
-        rules choose), else None."""
-        if not row_reuse(geom, cfg):
-            return None
-        without, with_reuse = reuse_loads(geom, cfg["BLOCK_M"], cfg["num_warps"])
-        wp = flat_consts(geom, cfg["BLOCK_M"], reuse=True)["WP"]
-        return (f"row reuse: a {wp}-wide grid, each run of 16 rows "
-                f"loaded once for every tap that reads it ({with_reuse} of {without} operand "
-                "loads a filter plane)")
+        """What this family's rules choose for ``cfg``'s launch on ``geom`` (row reuse,
+        diagonal blocks, more than two input buffers), or None where they choose none."""
+        notes = []
+        if row_reuse(geom, cfg):
+            without, with_reuse = reuse_loads(geom, cfg["BLOCK_M"], cfg["num_warps"])
+            wp = flat_consts(geom, cfg["BLOCK_M"], reuse=True)["WP"]
+            notes.append(f"row reuse: a {wp}-wide grid, each run of 16 rows loaded once for "
+                         f"every tap that reads it ({with_reuse} of {without} operand loads a "
+                         "filter plane)")
+        if (blocks := diag_blocks(geom, cfg, False)) > 1:
+            notes.append(f"{blocks} diagonal blocks of {DIAG_WIDTH} channels: the filter "
+                         "tiles' zeros neither held nor multiplied")
+        if (bufs := input_buffers(geom, cfg)) > 2:
+            notes.append(f"{bufs} input buffers: every depth tap's copies in flight at once")
+        return "; ".join(notes) or None
 
     def hard_ok(self, geom, cfg, device) -> str | None:
         if reason := (pack_rejects(geom, cfg["BLOCK_N"], device, geom.cg)

@@ -823,6 +823,15 @@ def test_explain_names_the_row_reuse_schedule():
     assert registry.schedule(layer, Candidate("grouped_packed", packed)) is None
     assert registry.schedule(layer, Candidate("backward_pair", Config())) is None
     assert registry.schedule(layer, None) is None
+    # The WGMMA rules' choices: a 32-wide tile's halves; a buffer a depth tap for one item
+    # a program of a 3D conv (DEEP_CASES[1], its groups in halves too)
+    wgmma = Config(**{**plain, "num_warps": 4, "WGMMA": 1})
+    assert registry.schedule(layer, Candidate("grouped_flat", wgmma)) == (
+        "2 diagonal blocks of 16 channels: the filter tiles' zeros neither held nor "
+        "multiplied")
+    deep, one = DEEP_CASES[1][:2]
+    assert registry.schedule(deep, Candidate("grouped_flat", one)).endswith(
+        "; 3 input buffers: every depth tap's copies in flight at once")
     # A 1x1 map padded by 1: the forward call runs the live middle tap only (no reuse);
     # the 3x3 filter would take it.
     dead = G(n=32, c=256, k=256, g=32, h=1, w=1, r=3, s=3, pad=(0, 1, 1))
