@@ -67,6 +67,23 @@ def whole_suite_lines(grouped_310: pd.DataFrame) -> list[str]:
     return lines
 
 
+def tma_twin_lines() -> list[str]:
+    """Call 302's whole space (H200, float16): each TMA config against its cp.async twin,
+    the case for (or against) a rule that takes TMA wherever it fits."""
+    space = HERE.parent / "filter_async_h200" / "call302"
+    d = pd.concat([pd.read_csv(space / f"space_{i}.csv") for i in (0, 1)])
+    d = d[d.on_us.notna()]
+    tma = d[d.config.str.contains("TMA=1;")].assign(
+        twin=lambda t: t.config.str.replace("TMA=1;", "", regex=False))
+    m = tma.merge(d[["problem_id", "config", "on_us"]].rename(
+        columns={"config": "twin", "on_us": "cp_us"}), on=["problem_id", "twin"])
+    x = m.cp_us / m.on_us
+    return ["", "## TMA against cp.async, config by config (call 302's whole space, float16)",
+            "", f"{len(m)} pairs on {m.problem_id.nunique()} layers: the cp.async twin's time "
+            f"over the TMA config's {geomean(x):.3f} (geomean), {x.min():.2f}-{x.max():.2f}; "
+            f"TMA faster on {(x > 1).mean():.0%}, slower by over 3% on {(x < 0.97).mean():.0%}."]
+
+
 def main() -> None:
     lines = ["# Derived tables (made by derived.py)", ""]
     tables = {run: best_by_layer(probe(*run)) for run in RUNS}
@@ -122,6 +139,7 @@ def main() -> None:
               f"{geomean(old.cudnn_us / suite.cudnn_us.reindex(old.index)):.3f} (two "
               "machines of the same kind)."]
     lines += whole_suite_lines(suite)
+    lines += tma_twin_lines()
     (HERE / "derived.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
