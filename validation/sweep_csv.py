@@ -192,16 +192,21 @@ def append_rows(path: str | os.PathLike, rows: Iterable[Mapping]) -> int:
 
 def runs_row_reuse(row: Mapping) -> bool:
     """Whether a sweep row is grouped_flat's (or its dgrad twin's) with a config that runs
-    the row-reuse schedule (``kernels.grouped_flat.row_reuse``, the one schedule those
-    families name: ``registry.schedule``) where its launch does: a forward call on its
-    geometry without dead taps, the twin on a forward problem it launches."""
+    the row-reuse schedule (``kernels.grouped_flat.row_reuse``) where its launch does: a
+    forward call on its geometry without dead taps, the twin on a forward problem it
+    launches."""
     from ..dispatcher import registry
-    from ..kernels.base import Candidate, Config
+    from ..kernels.base import Config
+    from ..kernels.dead_taps import trim_dead_taps
+    from ..kernels.grouped_flat import row_reuse
 
     if row["family"] not in ("grouped_flat", "dgrad_grouped_flat"):
         return False
-    cand = Candidate(row["family"], Config.parse(row["config"]))
-    return registry.schedule(ConvGeometry.from_row(row), cand) is not None
+    cfg = Config.parse(row["config"])
+    geom = ConvGeometry.from_row(row)
+    if row["family"] == "grouped_flat":
+        return row_reuse(trim_dead_taps(geom), cfg)
+    return any(row_reuse(tg, cfg) for tg in registry.family(row["family"]).problems(geom))
 
 
 def retire_rows(path: str | os.PathLike, families: Iterable[str] = (),
