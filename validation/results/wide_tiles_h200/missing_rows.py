@@ -46,12 +46,12 @@ def main() -> None:
                     missing[kind(c.config)] = missing.get(kind(c.config), 0) + 1
         meta = json.loads((SWEEPS / f"{plan}.meta.json").read_text())
         done = [r["summary"] for r in meta["runs"] if r.get("summary")]
-        pace = (sum(s.get("rows_written") or 0 for s in done)
-                / sum(s.get("wall_min") or 0 for s in done))
+        minutes = sum(s.get("wall_min") or 0 for s in done)
+        pace = sum(s.get("rows_written") or 0 for s in done) / minutes
         parts = ", ".join(f"{v} {k}" for k, v in sorted(missing.items()))
         lines.append(f"{plan}: {offered} grouped_flat candidates, {sum(missing.values())} "
                      f"without a row ({parts}); the plan's past sweep runs wrote {pace:.0f} "
-                     "rows a minute (all families)")
+                     f"rows a minute (all families) over {minutes:.0f} minutes of sweeping")
     (HERE / "missing_rows.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
