@@ -62,6 +62,32 @@ def grouped_suite(dtype: str) -> list:
     return suite_layers("issue6", dtype, "grouped")
 
 
+def probe_argv(argv: list[str], shard_at: int | None = 4) -> tuple[str, str, int, str]:
+    """The flat probes' command line, ``OUT.csv [DTYPE [JOBS ...]]``: (out, dtype, default
+    float16; jobs, default 12; the shard ``I/N`` at ``argv[shard_at]``, default and without
+    one 0/1)."""
+    def at(i: int | None, default: str) -> str:
+        return argv[i] if i is not None and len(argv) > i else default
+
+    return argv[1], at(2, "float16"), int(at(3, "12")), at(shard_at, "0/1")
+
+
+def probe_grouped_suite(out: str, dtype: str, jobs: int, shard: str,
+                        tasks_of: Callable[[int, object], list], check: Callable,
+                        rows_of: Callable[[int, object, dict], list[dict]]) -> None:
+    """A flat probe's run over the suite's grouped layers (``grouped_suite``) i with
+    i % N == I (``shard`` "I/N"): every layer's compile tasks (``tasks_of(i, layer)``)
+    checked in ``jobs`` workers (``checked_in_workers``), then each layer's rows
+    (``rows_of(i, layer, checked)``) written to ``out`` as they come."""
+    todo = grouped_suite(dtype)
+    index, count = map(int, shard.split("/"))
+    mine = [i for i in range(len(todo)) if i % count == index]
+    tasks = [task for i in mine for task in tasks_of(i, todo[i])]
+    print(f"{len(tasks)} compile tasks", flush=True)
+    checked = checked_in_workers(check, tasks, jobs)
+    stream_rows(out, (rows_of(i, todo[i], checked) for i in mine))
+
+
 def fastest_configs(paths: Iterable[str | Path], pid: str, marker: str = "WGMMA=1"
                     ) -> list[str]:
     """The configs holding ``marker`` that whole-space probe CSVs (columns problem_id,

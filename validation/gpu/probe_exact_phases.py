@@ -37,14 +37,14 @@ from convdispatch.validation.bench_layers import (
     torch_conv,
 )
 from convdispatch.validation.probe_io import (
-    checked_in_workers,
-    launch_error,
-    launch_passed,
-    stream_rows,
-    tile_groups,
+    grouped_suite as layers,
 )
 from convdispatch.validation.probe_io import (
-    grouped_suite as layers,
+    launch_error,
+    launch_passed,
+    probe_argv,
+    probe_grouped_suite,
+    tile_groups,
 )
 
 REP_MS = 5
@@ -119,15 +119,10 @@ def layer_rows(i: int, p, checked: dict) -> list[dict]:
 
 
 def main() -> None:
-    out = sys.argv[1]
-    dtype = sys.argv[2] if len(sys.argv) > 2 else "float16"
-    jobs = int(sys.argv[3]) if len(sys.argv) > 3 else 12
-    todo = layers(dtype)
-    tasks = []
-    for i, p in enumerate(todo):
-        tasks += [(dtype, i, ids) for ids in tile_groups(configs(p))]
-    checked = checked_in_workers(check, tasks, jobs)
-    stream_rows(out, (layer_rows(i, p, checked) for i, p in enumerate(todo)))
+    out, dtype, jobs, shard = probe_argv(sys.argv, shard_at=None)
+    probe_grouped_suite(out, dtype, jobs, shard,
+                        lambda i, p: [(dtype, i, ids) for ids in tile_groups(configs(p))],
+                        check, layer_rows)
 
 
 if __name__ == "__main__":

@@ -45,14 +45,14 @@ from convdispatch.validation.bench_layers import (
     torch_conv,
 )
 from convdispatch.validation.probe_io import (
-    checked_in_workers,
-    launch_error,
-    launch_passed,
-    stream_rows,
-    tile_groups,
+    grouped_suite as layers,
 )
 from convdispatch.validation.probe_io import (
-    grouped_suite as layers,
+    launch_error,
+    launch_passed,
+    probe_argv,
+    probe_grouped_suite,
+    tile_groups,
 )
 
 REP_MS = 5
@@ -162,20 +162,12 @@ def layer_rows(i: int, p, topk: int, checked: dict) -> list[dict]:
 
 
 def main() -> None:
-    out = sys.argv[1]
-    dtype = sys.argv[2] if len(sys.argv) > 2 else "float16"
-    jobs = int(sys.argv[3]) if len(sys.argv) > 3 else 12
+    out, dtype, jobs, shard = probe_argv(sys.argv, shard_at=5)
     topk = int(sys.argv[4]) if len(sys.argv) > 4 else 8
-    shard, shards = map(int, (sys.argv[5] if len(sys.argv) > 5 else "0/1").split("/"))
-    todo = layers(dtype)
-    mine = [i for i in range(len(todo)) if i % shards == shard]
-    tasks = []
-    for i in mine:
-        tasks += [(dtype, i, topk, ids)
-                  for ids in tile_groups(c for c, _ in configs(todo[i], topk))]
-    print(f"{len(tasks)} compile tasks", flush=True)
-    checked = checked_in_workers(check, tasks, jobs)
-    stream_rows(out, (layer_rows(i, todo[i], topk, checked) for i in mine))
+    probe_grouped_suite(out, dtype, jobs, shard,
+                        lambda i, p: [(dtype, i, topk, ids)
+                                      for ids in tile_groups(c for c, _ in configs(p, topk))],
+                        check, lambda i, p, checked: layer_rows(i, p, topk, checked))
 
 
 if __name__ == "__main__":

@@ -33,11 +33,11 @@ from convdispatch.validation.bench_layers import (
     torch_conv,
 )
 from convdispatch.validation.probe_io import (
-    checked_in_workers,
     fastest_configs,
     launch_error,
     launch_passed,
-    stream_rows,
+    probe_argv,
+    probe_grouped_suite,
     tile_groups,
 )
 from convdispatch.validation.probe_io import (
@@ -117,17 +117,11 @@ def layer_rows(i: int, p, checked: dict) -> list[dict]:
 
 
 def main() -> None:
-    out = sys.argv[1]
-    dtype = sys.argv[2] if len(sys.argv) > 2 else "float16"
-    jobs = int(sys.argv[3]) if len(sys.argv) > 3 else 12
-    shard, shards = map(int, (sys.argv[4] if len(sys.argv) > 4 else "0/1").split("/"))
-    todo = layers(dtype)
-    mine = [i for i in range(len(todo)) if i % shards == shard]
-    tasks = [(dtype, i, ids) for i in mine
-             for ids in tile_groups([c for c, _ in configs(todo[i])])]
-    print(f"{len(tasks)} compile tasks", flush=True)
-    checked = checked_in_workers(check, tasks, jobs)
-    stream_rows(out, (layer_rows(i, todo[i], checked) for i in mine))
+    out, dtype, jobs, shard = probe_argv(sys.argv)
+    probe_grouped_suite(out, dtype, jobs, shard,
+                        lambda i, p: [(dtype, i, ids)
+                                      for ids in tile_groups([c for c, _ in configs(p)])],
+                        check, layer_rows)
 
 
 if __name__ == "__main__":
