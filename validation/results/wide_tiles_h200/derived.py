@@ -84,6 +84,32 @@ def tma_twin_lines() -> list[str]:
             f"TMA faster on {(x > 1).mean():.0%}, slower by over 3% on {(x < 0.97).mean():.0%}."]
 
 
+# Small-M 1x1 layers with deep reductions among the dense category's lowest in call 312
+SMALL_M = ("video3d/resnext3d_50.layer4.1.conv1/n8", "video3d/resnext3d_50.layer3.1.conv1/n1",
+           "video3d/resnext3d_50.layer4.0.conv3/n1", "resnet50/layer3.1.conv1/n1")
+
+
+def small_m_lines() -> list[str]:
+    """Those layers in call 312 (H200, float16) and each family's fastest row of the H100
+    forward sweep on them (data/sweeps/h100, float16; cuDNN as the sweep timed it)."""
+    suite = pd.read_csv(HERE / "call312" / "issue6_fp16" / "bench.csv").set_index("problem_id")
+    sweeps = HERE.parents[2] / "data" / "sweeps" / "h100"
+    rows = pd.concat([pd.read_csv(sweeps / f"{plan}.csv", usecols=[
+        "problem_id", "family", "ok", "latency_us", "cudnn_us"]) for plan in ("train", "holdout")])
+    rows = rows[rows.ok == 1]
+    lines = ["", "## Small-M 1x1 layers (dense)", "",
+             "| layer | call 312 x cuDNN (H200) | H100 sweep: fastest family, us | cuDNN us | "
+             "splitk us |", "|---|---|---|---|---|"]
+    for pid in SMALL_M:
+        r = rows[rows.problem_id == f"{pid}/float16"]
+        best = r.loc[r.latency_us.idxmin()]
+        split = r[r.family == "splitk"].latency_us.min()
+        lines.append(f"| {pid} | {suite.loc[f'{pid}/float16', 'speedup_vs_cudnn']:.2f} | "
+                     f"{best.family} {best.latency_us:.2f} | {best.cudnn_us:.2f} | "
+                     f"{split:.2f} |")
+    return lines
+
+
 def main() -> None:
     lines = ["# Derived tables (made by derived.py)", ""]
     tables = {run: best_by_layer(probe(*run)) for run in RUNS}
@@ -140,6 +166,7 @@ def main() -> None:
               "machines of the same kind)."]
     lines += whole_suite_lines(suite)
     lines += tma_twin_lines()
+    lines += small_m_lines()
     (HERE / "derived.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
