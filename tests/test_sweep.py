@@ -223,6 +223,34 @@ def test_retire_strided_only_keeps_the_familys_unstrided_rows(full_run, tmp_path
     assert "narrow --families" in capsys.readouterr().err
 
 
+def test_retire_dims_takes_only_that_many_spatial_dimensions(tmp_path, capsys):
+    """--dims narrows --families to their rows of 2D or of 3D convolutions (a kernel that
+    changed for one of them); every other row stays byte for byte."""
+    root = Path(__file__).resolve().parents[1] / "data" / "sweeps" / "h100"
+    rows = pd.read_csv(root / "train.csv")
+    pids = ["video3d/resnext3d_50.layer2.0.conv2/n8/float16",
+            "resnext101/resnext101_32x8d.layer2.1.conv2/n64/float16"]
+    rows = rows[rows.problem_id.isin(pids) & rows.family.isin(["grouped_flat",
+                                                                "grouped_packed"])]
+    assert set(rows.dims) == {2, 3}
+    out = tmp_path / "dims.csv"
+    rows.to_csv(out, index=False)
+    lines = out.read_text().splitlines(keepends=True)
+    takes = list((rows.family == "grouped_flat") & (rows.dims == 3))
+    assert 0 < sum(takes) < (rows.family == "grouped_flat").sum()
+    assert cli.main(["retire", "--families", "grouped_flat", "--dims", "3", str(out)]) == 0
+    assert f"{sum(takes)} rows of grouped_flat (3D convolutions) moved" in \
+        capsys.readouterr().out
+    assert out.read_text().splitlines(keepends=True)[1:] == [
+        ln for ln, t in zip(lines[1:], takes) if not t]
+    assert (tmp_path / "dims.retired.csv").read_text().splitlines(keepends=True)[1:] == [
+        ln for ln, t in zip(lines[1:], takes) if t]
+    assert cli.main(["retire", "--dims", "2", "--max-spread", "2", str(out)]) == 2
+    assert "narrow --families" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["retire", "--families", "grouped_flat", "--dims", "1", str(out)])
+
+
 def test_retire_row_reuse_only_takes_the_configs_that_run_it(tmp_path, capsys):
     """--row-reuse-only narrows --families to the rows of grouped_flat and its dgrad twin
     whose config runs the row-reuse schedule on the row's problem (kernels/grouped_flat.py

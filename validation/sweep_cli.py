@@ -77,6 +77,9 @@ def register(subparsers) -> None:
     r.add_argument("--row-reuse-only", action="store_true",
                    help="of those families, only the rows of grouped_flat and its dgrad "
                         "twin whose config runs the row-reuse schedule")
+    r.add_argument("--dims", type=int, choices=(2, 3), default=None,
+                   help="of those families, only the rows of 2D or of 3D convolutions (a "
+                        "family whose kernel changed for one of them)")
     r.add_argument("--max-spread", type=above_one, default=None, metavar="R",
                    help="also set aside rows whose P80 / P20 latency exceeds R (e.g. 1.5)")
     r.add_argument("--dead-taps", action="store_true",
@@ -140,17 +143,18 @@ def run_retire_command(args: argparse.Namespace) -> int:
         check_families(args.families, None)
     if not args.families and args.max_spread is None and not args.dead_taps:
         raise ValueError("name --families, --max-spread and/or --dead-taps: nothing to retire")
-    if (args.strided_only or args.row_reuse_only) and not args.families:
-        raise ValueError("--strided-only and --row-reuse-only narrow --families: name the "
-                         "families")
+    if (args.strided_only or args.row_reuse_only or args.dims) and not args.families:
+        raise ValueError("--strided-only, --row-reuse-only and --dims narrow --families: "
+                         "name the families")
     strided = (" (strided convolutions)" if args.strided_only else "") + (
-        " (row-reuse configs)" if args.row_reuse_only else "")
+        " (row-reuse configs)" if args.row_reuse_only else "") + (
+        f" ({args.dims}D convolutions)" if args.dims else "")
     what = " or ".join(([f"of {','.join(args.families)}{strided}"] if args.families else [])
                        + ([f"with P80/P20 > {args.max_spread:g}"]
                           if args.max_spread is not None else [])
                        + (["of problems with dead taps"] if args.dead_taps else []))
     for path in args.csvs:
         moved, side = retire_rows(path, args.families, args.max_spread, args.strided_only,
-                                  args.dead_taps, args.row_reuse_only)
+                                  args.dead_taps, args.row_reuse_only, args.dims)
         print(f"{path}: {moved} rows {what} moved to {side}")
     return 0

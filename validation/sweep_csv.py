@@ -212,11 +212,12 @@ def runs_row_reuse(row: Mapping) -> bool:
 def retire_rows(path: str | os.PathLike, families: Iterable[str] = (),
                 max_spread: float | None = None,
                 strided_only: bool = False, dead_taps: bool = False,
-                row_reuse_only: bool = False) -> tuple[int, Path]:
+                row_reuse_only: bool = False, dims: int | None = None) -> tuple[int, Path]:
     """Move rows that must be measured again from a sweep CSV to ``<name>.retired.csv``
     beside it: those of ``families`` (whose kernel changed; with ``strided_only``, only
     their rows of strided convolutions; with ``row_reuse_only``, only their rows whose
-    config runs grouped_flat's row-reuse schedule: ``runs_row_reuse``), with
+    config runs grouped_flat's row-reuse schedule: ``runs_row_reuse``; with ``dims``, only
+    their rows of convolutions of that many spatial dimensions), with
     ``max_spread`` those whose timing was disturbed (P80 / P20 latency above it), and with
     ``dead_taps`` those of problems whose filter has taps that read only padding (a
     forward kernel now runs them without those taps: ``kernels/dead_taps.py``). Returns
@@ -228,6 +229,8 @@ def retire_rows(path: str | os.PathLike, families: Iterable[str] = (),
     pick = df["family"].isin(families)
     if strided_only:
         pick &= df[["stride_d", "stride_h", "stride_w"]].gt(1).any(axis=1)
+    if dims is not None:
+        pick &= df["dims"].eq(dims)
     if row_reuse_only:
         pick &= pd.Series([runs_row_reuse(row._asdict()) for row in df.itertuples()],
                           index=df.index)
