@@ -15,6 +15,9 @@ from .bench_layers import category_pair_lines, layer_pair_lines
 from .row_compare import KEY, geomean
 
 DTYPES = (("float16", "fp16"), ("bfloat16", "bf16"))
+# Problem-id prefixes of the sets holding the issue-6 suite's grouped layers (ResNeXt-50,
+# ResNeXt3D-50).
+GROUPED_SUITE = ("resnext50_32x4d/", "video3d/resnext3d_50.")
 
 
 def line(cells) -> str:

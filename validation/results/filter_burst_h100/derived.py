@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 from convdispatch.validation.derived_tables import (
+    GROUPED_SUITE as SUITE,
+)
+from convdispatch.validation.derived_tables import (
     heading,
     line,
     probe_lines,
@@ -24,7 +27,6 @@ from convdispatch.validation.derived_tables import (
 
 HERE = Path(__file__).parent
 BEFORE = HERE.parent / "row_reuse_h100" / "call269"
-SUITE = ("resnext50_32x4d/", "video3d/resnext3d_50.")
 
 
 def four_buffers() -> list[str]:

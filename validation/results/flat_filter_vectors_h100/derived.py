@@ -27,6 +27,9 @@ from convdispatch.validation.derived_tables import (
     sweep_lines,
     table_head,
 )
+from convdispatch.validation.derived_tables import (
+    GROUPED_SUITE as SUITE,
+)
 from convdispatch.validation.row_compare import geomean
 
 HERE = Path(__file__).parent
@@ -34,7 +37,6 @@ ROOT = HERE.parents[2]
 BEFORE = HERE.parent / "filter_burst_h100" / "call276"
 BACKWARD_BEFORE = [HERE.parent / "row_reuse_h100" / "call272" / f"bwd_full_grouped6_{i}"
                    for i in (1, 2)]
-SUITE = ("resnext50_32x4d/", "video3d/resnext3d_50.")
 
 
 def vector_probe() -> list[str]:

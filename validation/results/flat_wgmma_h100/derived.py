@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 from convdispatch.validation.derived_tables import (
+    GROUPED_SUITE as SUITE,
+)
+from convdispatch.validation.derived_tables import (
     dims_of,
     heading,
     line,
@@ -29,7 +32,6 @@ from convdispatch.validation.row_compare import geomean
 HERE = Path(__file__).parent
 ROOT = HERE.parents[2]
 BEFORE = HERE.parent / "flat_filter_vectors_h100" / "call279"
-SUITE = ("resnext50_32x4d/", "video3d/resnext3d_50.")
 KEY = ["problem_id", "config"]
 
 
