@@ -28,7 +28,7 @@ from ..kernels.wgrad_gemm import split_steps
 
 # Bump whenever a feature's meaning, order or formula changes: models trained on
 # another version are refused at load time.
-SCHEMA_VERSION = 21
+SCHEMA_VERSION = 22
 
 FORWARD_FAMILIES = ("implicit_gemm", "pointwise", "grouped_gemm", "grouped_direct", "stem",
                     "splitk", "grouped_packed", "depthwise", "depthwise_rows", "grouped_rows",
@@ -89,9 +89,10 @@ _GEOM_NAMES = (
     "log2_flops", "log2_min_bytes", "arith_intensity", "sm_count",
 )
 # ITEMS: pixel tiles one program walks (grouped_flat); WGMMA: its taps as warpgroup mmas
-# (v21).
+# (v21); TMA: its phase images copied as TMA boxes, where the twin without it uses cp.async
+# (v22: before, the two twins had the same features and so the same score).
 _KNOB_NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages",
-               "TILE_W", "L1_TAPS", "ITEMS", "WGMMA")
+               "TILE_W", "L1_TAPS", "ITEMS", "WGMMA", "TMA")
 _DERIVED_NAMES = (
     "tiles_m", "tiles_n", "k_steps", "k_steps_per_program", "programs", "log2_programs",
     "waves", "waves_ceil", "tail_frac", "wave_eff", "waste_m", "waste_n", "waste_k",
@@ -248,7 +249,7 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, :_N_GEOM] = geometry_vector(geom, device)
     d = _N_GEOM + _N_FAM + _N_KNOB
     out[:, _N_GEOM:d] = tab[:, :_T_KIND]
-    bm, bn, bk, _, split, _, stages, tile_w, _, walks, _ = tab[:, _T_KNOB:_T_KIND].T
+    bm, bn, bk, _, split, _, stages, tile_w, _, walks, _, _ = tab[:, _T_KNOB:_T_KIND].T
     gemm, flat, direct, packed, grad, span = tab[:, _T_KIND:_T_EXTRA].T
     bk_eff, tile_mn, tile_int, acc = tab[:, _T_EXTRA:].T
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -304,3 +307,20 @@ def flat_image(t, n, a0, rows0, cols0, sth, stw, rho, sig, need, c):
     img[ok] = t[n, :, ih[ok], iw[ok]].T
     img[c["XCOPY"]:] = float("nan")
     return img
+
+
+SHIPPED_H100 = Path(__file__).resolve().parents[1] / "models" / "h100"
+# What train() records of its rows that a model saved before them lacks (model_store reads
+# such a model as legacy: LEGACY_CONFIG_KEYS, NEW_SINCE_LEGACY_VALUES, ...).
+RECORDED_TRAINING = ("config_keys", "config_values", "family_config_values")
+
+
+def legacy_model_copy(src: Path, dst: Path) -> Path:
+    """A copy of the model directory ``src`` at ``dst`` whose schema records none of
+    RECORDED_TRAINING, as the models saved before they were recorded."""
+    out = Path(shutil.copytree(src, dst))
+    schema = json.loads((out / "schema.json").read_text())
+    for key in RECORDED_TRAINING:
+        schema.pop(key, None)
+    (out / "schema.json").write_text(json.dumps(schema, indent=2))
+    return out

@@ -38,11 +38,13 @@ from convdispatch.kernels.grouped_flat import (
 from convdispatch.kernels.wgrad_grouped_flat import HAVE_GLUON, WgradGroupedFlatFamily
 from helpers import (
     GLUON_RULE_CASES,
+    SHIPPED_H100,
     conv_call,
     flat_image,
     gluon_ptx_sm90,
     gluon_wgrad_ptx_sm90,
     launch_filter_vector,
+    legacy_model_copy,
     run_without_interpreter,
 )
 from helpers import gluon_geom as G
@@ -1271,18 +1273,19 @@ def test_phase_descriptors_view_the_phases(geom):
                                        x[:, :, :, ih, iw].permute(0, 2, 1))
 
 
-def test_tma_configs_are_inert_until_swept():
-    """The shipped models never saw a TMA config (their schema has no 'config_keys': the
-    legacy keys, no TMA) nor a 64-wide grouped_flat one (``NEW_SINCE_LEGACY_FAMILY_VALUES``),
-    so they rank every such candidate last and choose as before; the sweep offers them (its
-    rows are what a retrained model learns them from)."""
+def test_tma_configs_are_inert_until_swept(tmp_path):
+    """A model saved before its schema recorded its training's config keys (the legacy
+    keys, no TMA) never saw a TMA config nor a 64-wide grouped_flat one
+    (``NEW_SINCE_LEGACY_FAMILY_VALUES``), so it ranks every such candidate last and
+    chooses as before; the sweep offers them (its rows are what a retrained model learns
+    them from, as the shipped one did)."""
     import numpy as np
     from convdispatch.dispatcher import registry
     from convdispatch.dispatcher.model_chooser import ModelChooser
     from convdispatch.heuristics.model_store import load_model
     from convdispatch.kernels.dead_taps import trim_dead_taps
 
-    model = load_model(Path(__file__).parent.parent / "models" / "h100")
+    model = load_model(legacy_model_copy(SHIPPED_H100, tmp_path / "legacy"))
     layer2 = G(n=32, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2),
                pad=(0, 1, 1))
     cands = registry.candidates(trim_dead_taps(layer2), H100)
@@ -1299,3 +1302,4 @@ def test_tma_configs_are_inert_until_swept():
     rest = [c for c in cands if not new(c)]
     assert [c.id for c, _ in model.rank(layer2, rest, H100)] == [
         c.id for c, _ in ranked if not new(c)]
+    assert not any(load_model(SHIPPED_H100).unseen(tma))

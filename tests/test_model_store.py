@@ -32,6 +32,7 @@ from convdispatch.heuristics.train import HyperParams, train
 from convdispatch.heuristics.tree_model import sha256_file
 from convdispatch.kernels.device import KNOWN, DeviceSpec
 from convdispatch.kernels.geometry import ConvGeometry
+from helpers import SHIPPED_H100, legacy_model_copy
 
 lgb = pytest.importorskip("lightgbm")
 
@@ -230,10 +231,11 @@ def test_untrained_family_ranks_last(copy):
     assert [c.id for c, _ in ranked[n:]] == sorted(c.id for c, _ in ranked[n:]), "ties by id"
 
 
-def test_trained_model_records_its_config_keys(trained):
+def test_trained_model_records_its_config_keys(trained, tmp_path):
     """train() writes the config keys of its training rows (the synthetic sweep's
-    families' knobs), a subset of CONFIG_KEYS; the shipped models, saved before keys were
-    recorded, read as having seen every legacy key."""
+    families' knobs), a subset of CONFIG_KEYS; the shipped forward model records its own
+    (TMA among them); a model saved before keys were recorded reads as having seen every
+    legacy key."""
     from convdispatch.heuristics.model_store import LEGACY_CONFIG_KEYS
     from convdispatch.heuristics.train import config_keys_of
     from convdispatch.kernels.base import CONFIG_KEYS
@@ -246,9 +248,10 @@ def test_trained_model_records_its_config_keys(trained):
     assert config_keys_of(["BLOCK_M=64;num_warps=4", "BLOCK_M=32;ITEMS=2"]) == [
         "BLOCK_M", "ITEMS", "num_warps"]
     assert set(LEGACY_CONFIG_KEYS) <= set(CONFIG_KEYS)
-    shipped = Path(__file__).parent.parent / "models" / "h100"
-    assert "config_keys" not in json.loads((shipped / "schema.json").read_text())
-    assert load_model(shipped).config_keys == frozenset(LEGACY_CONFIG_KEYS)
+    assert {"TMA", "WGMMA", "ITEMS"} <= load_model(SHIPPED_H100).config_keys
+    legacy = legacy_model_copy(SHIPPED_H100, tmp_path / "legacy")
+    assert "config_keys" not in json.loads((legacy / "schema.json").read_text())
+    assert load_model(legacy).config_keys == frozenset(LEGACY_CONFIG_KEYS)
 
 
 def test_unseen_config_key_ranks_last(copy):
@@ -360,15 +363,15 @@ def test_unseen_config_value_ranks_last(copy):
     assert all(s == np.inf and c.config["BLOCK_M"] == 128 for c, s in ranked[n:])
 
 
-def test_models_without_config_values_never_saw_the_new_ones():
-    """A model that records no 'config_values' (the shipped ones) saw every value but
-    NEW_SINCE_LEGACY_VALUES: grouped_flat's configs of one item a program rank last under
-    it, its others as before."""
+def test_models_without_config_values_never_saw_the_new_ones(tmp_path):
+    """A model that records no 'config_values' (those saved before them) saw every value
+    but NEW_SINCE_LEGACY_VALUES: grouped_flat's configs of one item a program rank last
+    under it, its others as before. The shipped model, trained on their rows, sees them."""
     from convdispatch.heuristics.model_store import NEW_SINCE_LEGACY_VALUES
 
     assert NEW_SINCE_LEGACY_VALUES == {"ITEMS": (1,)}
-    shipped = load_model(Path(__file__).parent.parent / "models" / "h100")
-    assert shipped.config_values is None
+    legacy = load_model(legacy_model_copy(SHIPPED_H100, tmp_path / "legacy"))
+    assert legacy.config_values is None
     geom = ConvGeometry(n=1, c=512, k=512, g=32, d=2, h=7, w=7, t=3, r=3, s=3, pad=(1, 1, 1),
                         dims=3)
     cands = [c for c in registry.candidates(geom, H100) if c.family == "grouped_flat"]
@@ -378,7 +381,8 @@ def test_models_without_config_values_never_saw_the_new_ones():
     # (and grouped_flat's 64-wide tiles: NEW_SINCE_LEGACY_FAMILY_VALUES)
     wide = [c.config["BLOCK_N"] == 64 for c in cands]
     assert any(wide) and not all(wide)
-    assert shipped.unseen(cands) == [any(t) for t in zip(one, tma, wide)]
+    assert legacy.unseen(cands) == [any(t) for t in zip(one, tma, wide)]
+    assert not any(load_model(SHIPPED_H100).unseen(cands))
 
 
 @pytest.mark.parametrize("case", ["list", "missing keys", "other keys", "empty", "text",
