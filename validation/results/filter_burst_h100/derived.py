@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 from convdispatch.validation.derived_tables import (
-    GROUPED_SUITE as SUITE,
-)
-from convdispatch.validation.derived_tables import (
+    GROUPED_SUITE,
     heading,
     line,
     probe_lines,
@@ -64,7 +62,7 @@ def main() -> None:
     lines += burst_probe()
     for name, title in (("train", "forward, train plan"), ("holdout", "forward, holdout plan"),
                         ("bwd_dgrad", "dgrad twin")):
-        lines += sweep_lines(HERE, name, title, "call 275", SUITE)
+        lines += sweep_lines(HERE, name, title, "call 275", GROUPED_SUITE)
     lines += suite_lines(BEFORE, HERE / "call276", "The issue-6 suite: call 276 (model "
                          "82834fac9bd6) against call 269 (24623ad94dae)", ("call 269", "call 276"))
     print("\n".join(lines).rstrip())

@@ -19,6 +19,7 @@ import pandas as pd
 from convdispatch.validation.bench_layers import backward_run_lines
 from convdispatch.validation.derived_tables import (
     DTYPES,
+    GROUPED_SUITE,
     full_pass,
     heading,
     line,
@@ -26,9 +27,6 @@ from convdispatch.validation.derived_tables import (
     suite_lines,
     sweep_lines,
     table_head,
-)
-from convdispatch.validation.derived_tables import (
-    GROUPED_SUITE as SUITE,
 )
 from convdispatch.validation.row_compare import geomean
 
@@ -114,7 +112,7 @@ def main() -> None:
              "Made by `derived.py` from this folder's files.", ""]
     lines += vector_probe()
     for name, title in (("train", "forward, train plan"), ("holdout", "forward, holdout plan")):
-        lines += sweep_lines(HERE, name, title, "call 277", SUITE)
+        lines += sweep_lines(HERE, name, title, "call 277", GROUPED_SUITE)
     for call in ("278", "279"):
         lines += suite_lines(BEFORE, HERE / f"call{call}", f"The issue-6 suite: call {call} "
                              "(model d102c50e1121) against call 276 (82834fac9bd6)",

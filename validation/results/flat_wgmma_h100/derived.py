@@ -17,9 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 from convdispatch.validation.derived_tables import (
-    GROUPED_SUITE as SUITE,
-)
-from convdispatch.validation.derived_tables import (
+    GROUPED_SUITE,
     dims_of,
     heading,
     line,
@@ -95,7 +93,7 @@ def best_lines(d: pd.DataFrame) -> list[str]:
                   ["problems", "rows", "before / with call 283's tiles", "before / with both",
                    "WGMMA fastest on", "cuDNN / best, before", "after"])
     for name, ids in (("all", probs),
-                      ("issue-6 sets, float16", [p for p in probs if p.startswith(SUITE)
+                      ("issue-6 sets, float16", [p for p in probs if p.startswith(GROUPED_SUITE)
                                                  and p.endswith("/float16")])):
         out.append(line([name, len(ids), f"{geomean(before[ids] / narrow[ids]):.3f}",
                          f"{geomean(before[ids] / after[ids]):.3f}",
@@ -104,7 +102,7 @@ def best_lines(d: pd.DataFrame) -> list[str]:
                          f"{geomean(cudnn[ids] / after[ids]):.3f}"]))
     out += ["", *table_head(["problem (float16)", "before (us)", "with WGMMA (us)",
                              "cuDNN (us)"])]
-    for p in sorted(p for p in probs if p.startswith(SUITE) and p.endswith("/float16")):
+    for p in sorted(p for p in probs if p.startswith(GROUPED_SUITE) and p.endswith("/float16")):
         out.append(line([p, f"{before[p]:.1f}", f"{after[p]:.1f}", f"{cudnn[p]:.1f}"]))
     return out + [""]
 

@@ -16,9 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 from convdispatch.validation.derived_tables import (
-    GROUPED_SUITE as SUITE,
-)
-from convdispatch.validation.derived_tables import (
+    GROUPED_SUITE,
     dims_of,
     heading,
     line,
@@ -114,8 +112,8 @@ def best_lines(d: pd.DataFrame) -> list[str]:
     out = heading("The best row a problem, without and with the added configs", "",
                   ["problems", "count", "without / with", "an added config fastest on",
                    "cuDNN / best, without", "with"])
-    for name, ids in (("all with added rows", probs),
-                      ("issue-6 grouped layers", [p for p in probs if p.startswith(SUITE)])):
+    suite = [p for p in probs if p.startswith(GROUPED_SUITE)]
+    for name, ids in (("all with added rows", probs), ("issue-6 grouped layers", suite)):
         ids = list(ids)
         out.append(line([name, len(ids), f"{geomean(before[ids] / after[ids]):.3f}",
                          int((after[ids] < before[ids]).sum()),
@@ -123,7 +121,7 @@ def best_lines(d: pd.DataFrame) -> list[str]:
                          f"{geomean(cudnn[ids] / after[ids]):.3f}"]))
     out += ["", *table_head(["issue-6 grouped layer", "without (us)", "with (us)",
                              "fastest", "cuDNN (us)"])]
-    for p in sorted(p for p in probs if p.startswith(SUITE)):
+    for p in sorted(p for p in probs if p.startswith(GROUPED_SUITE)):
         f = fastest.loc[p]
         out.append(line([p, f"{before[p]:.1f}", f"{after[p]:.1f}",
                          f"{f.family} {f.config}", f"{cudnn[p]:.1f}"]))
