@@ -616,3 +616,20 @@ def test_span_features_count_the_tail_of_the_flattened_row():
     assert col["waste_m"][0] == pytest.approx(8 * 1024 / 8064 - 1, rel=1e-5)
     assert col["waste_n"][0] == 0 and col["tiles_n"][0] == 1
     assert col["waste_n"][1] == pytest.approx(192 / 144 - 1, rel=1e-5)
+
+
+def test_tma_twins_differ_in_the_tma_knob():
+    """grouped_flat's TMA configs and their cp.async twins (the same config without TMA=1)
+    read 1 and 0 in the TMA column (schema v22), so a model can score them apart."""
+    geom = ConvGeometry(n=32, c=256, k=256, g=32, h=56, w=56, r=3, s=3, stride=(1, 2, 2),
+                        pad=(0, 1, 1))
+    cands = {c.id: c for c in registry.candidates(geom, H100) if c.family == "grouped_flat"}
+    pairs = [(c, cands[c.id.replace(";TMA=1", "")]) for c in cands.values()
+             if c.config.get("TMA") and c.id.replace(";TMA=1", "") in cands]
+    assert len(pairs) >= 4 and all(twin.config.get("TMA") is None for _, twin in pairs)
+    X = F.feature_matrix(geom, [c for pair in pairs for c in pair], H100)
+    col = F.FEATURE_NAMES.index("TMA")
+    assert list(X[0::2, col]) == [1.0] * len(pairs)
+    assert list(X[1::2, col]) == [0.0] * len(pairs)
+    others = np.delete(X, col, axis=1)
+    assert np.array_equal(others[0::2, :col], others[1::2, :col])  # geometry, family, knobs
