@@ -18,6 +18,7 @@ DTYPES = (("float16", "fp16"), ("bfloat16", "bf16"))
 # Problem-id prefixes of the sets holding the issue-6 suite's grouped layers (ResNeXt-50,
 # ResNeXt3D-50).
 GROUPED_SUITE = ("resnext50_32x4d/", "video3d/resnext3d_50.")
+SWEEPS = Path(__file__).resolve().parents[1] / "data" / "sweeps" / "h100"
 
 
 def line(cells) -> str:
@@ -63,6 +64,12 @@ def retired_pairs(folder: Path, name: str) -> pd.DataFrame:
     m["dims"] = dims_of(m.problem_id)
     m["block_n"] = m.config.str.extract(r"BLOCK_N=(\d+)")[0].astype(int)
     return m
+
+
+def forward_sweep_rows() -> pd.DataFrame:
+    """The ok rows of the committed H100 forward sweeps, both plans (train, holdout)."""
+    d = pd.concat(pd.read_csv(SWEEPS / f"{plan}.csv") for plan in ("train", "holdout"))
+    return d[d.status == "ok"].copy()
 
 
 def sweep_lines(folder: Path, name: str, title: str, call: str,

@@ -20,6 +20,7 @@ from convdispatch.validation.bench_layers import backward_run_lines
 from convdispatch.validation.derived_tables import (
     DTYPES,
     GROUPED_SUITE,
+    forward_sweep_rows,
     full_pass,
     heading,
     line,
@@ -31,7 +32,6 @@ from convdispatch.validation.derived_tables import (
 from convdispatch.validation.row_compare import geomean
 
 HERE = Path(__file__).parent
-ROOT = HERE.parents[2]
 BEFORE = HERE.parent / "filter_burst_h100" / "call276"
 BACKWARD_BEFORE = [HERE.parent / "row_reuse_h100" / "call272" / f"bwd_full_grouped6_{i}"
                    for i in (1, 2)]
@@ -95,9 +95,8 @@ def strided_lines() -> list[str]:
                          *(f"{f:.3f}" for f in floors)]))
     d = pd.read_csv(HERE / "call279" / "issue6_fp16" / "bench.csv")
     d = d[d.category == "grouped"]
-    sweep = pd.concat(pd.read_csv(ROOT / "data" / "sweeps" / "h100" / f"{plan}.csv")
-                      for plan in ("train", "holdout"))
-    sweep = sweep[sweep.problem_id.isin(d.problem_id) & (sweep.status == "ok")]
+    sweep = forward_sweep_rows()
+    sweep = sweep[sweep.problem_id.isin(d.problem_id)]
     swept = sweep.assign(chosen=sweep.family + ":" + sweep.config).set_index(
         ["problem_id", "chosen"]).latency_us
     chosen = swept.loc[list(zip(d.problem_id, d.chosen))].to_numpy()

@@ -19,6 +19,7 @@ import pandas as pd
 from convdispatch.validation.derived_tables import (
     GROUPED_SUITE,
     dims_of,
+    forward_sweep_rows,
     heading,
     line,
     suite_lines,
@@ -28,7 +29,6 @@ from convdispatch.validation.derived_tables import (
 from convdispatch.validation.row_compare import geomean
 
 HERE = Path(__file__).parent
-ROOT = HERE.parents[2]
 BEFORE = HERE.parent / "flat_filter_vectors_h100" / "call279"
 KEY = ["problem_id", "config"]
 
@@ -52,9 +52,7 @@ def shift_probe() -> list[str]:
 def sweep_rows() -> pd.DataFrame:
     """The committed sweeps' ok rows (both plans) with wgmma, wide (a 32-wide WGMMA tile
     for groups that fit 16) and block_n columns."""
-    d = pd.concat(pd.read_csv(ROOT / "data" / "sweeps" / "h100" / f"{plan}.csv")
-                  for plan in ("train", "holdout"))
-    d = d[d.status == "ok"].copy()
+    d = forward_sweep_rows()
     d["wgmma"] = d.config.str.contains("WGMMA=1")
     d["block_n"] = d.config.str.extract(r"BLOCK_N=(\d+)")[0].astype(float)
     d["wide"] = d.wgmma & (d.block_n == 32) & (d.c // d.g <= 16) & (d.k // d.g <= 16)

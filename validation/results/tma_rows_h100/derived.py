@@ -18,6 +18,7 @@ import pandas as pd
 from convdispatch.validation.derived_tables import (
     GROUPED_SUITE,
     dims_of,
+    forward_sweep_rows,
     heading,
     line,
     retired_pairs,
@@ -28,7 +29,6 @@ from convdispatch.validation.derived_tables import (
 from convdispatch.validation.row_compare import geomean
 
 HERE = Path(__file__).parent
-ROOT = HERE.parents[2]
 BEFORE = HERE.parent / "flat_wgmma_h100" / "call286"
 
 
@@ -70,12 +70,6 @@ def again_lines() -> list[str]:
     bx = best.latency_us_old / best.latency_us_new
     return out + ["", f"The family's best of these a problem, old / new: {geomean(bx):.3f}x "
                   f"over {len(bx)} problems (min {bx.min():.3f}, max {bx.max():.3f}).", ""]
-
-
-def sweep_rows() -> pd.DataFrame:
-    d = pd.concat(pd.read_csv(ROOT / "data" / "sweeps" / "h100" / f"{plan}.csv")
-                  for plan in ("train", "holdout"))
-    return d[d.status == "ok"].copy()
 
 
 def tma_twin_lines(d: pd.DataFrame) -> list[str]:
@@ -153,7 +147,7 @@ def main() -> None:
              "Made by `derived.py` from this folder's files.", ""]
     lines += new_row_lines()
     lines += again_lines()
-    d = sweep_rows()
+    d = forward_sweep_rows()
     lines += tma_twin_lines(d)
     lines += best_lines(d)
     if (HERE / "call314").exists():
