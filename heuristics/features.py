@@ -249,7 +249,10 @@ def feature_matrix(geom: ConvGeometry, candidates: Sequence[Candidate],
     out[:, :_N_GEOM] = geometry_vector(geom, device)
     d = _N_GEOM + _N_FAM + _N_KNOB
     out[:, _N_GEOM:d] = tab[:, :_T_KIND]
-    bm, bn, bk, _, split, _, stages, tile_w, _, walks, _, _ = tab[:, _T_KNOB:_T_KIND].T
+    # (by name: a knob added to _KNOB_NAMES shifts no other)
+    knob = dict(zip(_KNOB_NAMES, tab[:, _T_KNOB:_T_KIND].T))
+    bm, bn, bk, split, stages, tile_w, walks = (knob[k] for k in (
+        "BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K", "num_stages", "TILE_W", "ITEMS"))
     gemm, flat, direct, packed, grad, span = tab[:, _T_KIND:_T_EXTRA].T
     bk_eff, tile_mn, tile_int, acc = tab[:, _T_EXTRA:].T
 
