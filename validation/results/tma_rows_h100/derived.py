@@ -142,6 +142,28 @@ def choice_lines(d: pd.DataFrame) -> list[str]:
     return out + ["", f"Geomean {geomean(x):.3f}, max {x.max():.3f} over {len(x)} layers.", ""]
 
 
+def rerun_lines() -> list[str]:
+    """Call 315's grouped layers (the same choices, run again alone) against call 314's
+    suite run: each side's time, and the ratio from each side's lower time of the two."""
+    out = heading("The grouped layers run twice (calls 314 and 315)", "Same model and "
+                  "choices; x cuDNN a run, then from each side's lower time of the two runs.",
+                  ["dtype", "same choices", "call 314", "call 315", "ours 314 / 315",
+                   "cuDNN 314 / 315", "lower times"])
+    for dtype, short in (("float16", "fp16"), ("bfloat16", "bf16")):
+        a = pd.read_csv(HERE / "call314" / f"issue6_{short}" / "bench.csv")
+        a = a[a.category == "grouped"].set_index("problem_id")
+        b = pd.read_csv(HERE / "call315" / f"grouped_{short}" / "bench.csv").set_index(
+            "problem_id").loc[a.index]
+        lower = (pd.concat([a.cudnn_us, b.cudnn_us], axis=1).min(axis=1)
+                 / pd.concat([a.call_us, b.call_us], axis=1).min(axis=1))
+        out.append(line([dtype, bool((a.chosen == b.chosen).all()),
+                         f"{geomean(a.cudnn_us / a.call_us):.3f}",
+                         f"{geomean(b.cudnn_us / b.call_us):.3f}",
+                         f"{geomean(a.call_us / b.call_us):.3f}",
+                         f"{geomean(a.cudnn_us / b.cudnn_us):.3f}", f"{geomean(lower):.3f}"]))
+    return out + [""]
+
+
 def main() -> None:
     lines = ["# grouped_flat's TMA, 64-wide and one-item rows on the H100: derived tables", "",
              "Made by `derived.py` from this folder's files.", ""]
@@ -152,6 +174,7 @@ def main() -> None:
     lines += best_lines(d)
     if (HERE / "call314").exists():
         lines += choice_lines(d)
+        lines += rerun_lines()
         lines += suite_lines(BEFORE, HERE / "call314", "The issue-6 suite: call 314 (the "
                              "retrained model) against call 286", ("call 286", "call 314"))
     print("\n".join(lines).rstrip())
